@@ -1,0 +1,3 @@
+from specguard.cli.main import app
+
+app(prog_name="specguard")

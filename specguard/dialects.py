@@ -1,0 +1,214 @@
+"""Read and write launch flags in SGLang's, slime's and sgl-jax's spelling.
+
+- SGLang: ``--speculative-num-steps 3`` (``python -m sglang.launch_server``).
+- slime: every SGLang flag behind ``--sglang-`` (``--sglang-speculative-num-steps 3``), plus
+  slime's own flags, some of which set SGLang fields: ``--hf-checkpoint`` is the model path,
+  ``--fp16`` sets dtype float16, ``--rollout-num-gpus-per-engine`` sets the TP size (slime
+  derives ``tp = gpus_per_engine // pp``). Source: ``THUDM/slime``
+  ``slime/backends/sglang_utils/arguments.py`` and ``sglang_engine.py`` (design/dialects.md §1).
+- sgl-jax: SGLang's spelling (``python -m sgl_jax.launch_server``); its own choices are checked
+  by the JX rules.
+
+A flag specguard does not model is kept verbatim and in order. Its arity comes from SGLang's
+own parser table when shipped, else every following token up to the next option is its value.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+from specguard.errors import InputError
+from specguard.flags import FLAGS_BY_NAME, ValueKind, extracted_flags
+from specguard.models import Dialect
+from specguard.spec import FlagItem, LaunchSpec, convert
+
+SLIME_PREFIX = "--sglang-"
+
+
+class SlimeAlias:
+    """A slime flag that stands for an SGLang field (with a fixed value for switches)."""
+
+    def __init__(self, slime_flag: str, sglang_flag: str, fixed_value: str | None = None) -> None:
+        self.slime_flag = slime_flag
+        self.sglang_flag = sglang_flag
+        self.fixed_value = fixed_value
+
+
+SLIME_ALIASES: dict[str, SlimeAlias] = {
+    alias.slime_flag: alias
+    for alias in (
+        SlimeAlias("--hf-checkpoint", "--model-path"),
+        SlimeAlias("--fp16", "--dtype", fixed_value="float16"),
+        SlimeAlias("--rollout-num-gpus-per-engine", "--tp-size"),
+    )
+}
+# How a corrected SGLang field is written back in slime, where slime owns the field.
+SLIME_SPELLING: dict[str, str] = {
+    "--model-path": "--hf-checkpoint",
+    "--tp-size": "--rollout-num-gpus-per-engine",
+}
+
+_NUMBER = re.compile(r"^-\d+(\.\d+)?$|^-\.\d+$")
+
+
+def _is_option(token: str) -> bool:
+    return token.startswith("-") and len(token) > 1 and not _NUMBER.match(token)
+
+
+def detect_dialect(argv: Sequence[str]) -> Dialect:
+    if any(token.startswith(SLIME_PREFIX) for token in argv):
+        return Dialect.SLIME
+    return Dialect.SGLANG
+
+
+def parse(argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tuple[str, str]] = ()) -> LaunchSpec:
+    """Parse server arguments. Raises ``InputError`` naming the flag on a bad value."""
+    dialect = dialect or detect_dialect(argv)
+    items: list[FlagItem] = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        index += 1
+        if not _is_option(token):
+            items.append(FlagItem(flag="", values=(token,), known=False))
+            continue
+        written, inline_value = token.split("=", 1) if "=" in token else (token, None)
+        flag, extra, fixed_value = _canonical(written, dialect)
+        modeled = FLAGS_BY_NAME.get(flag)
+        if fixed_value is not None:
+            values: tuple[str, ...] = (fixed_value,)
+        elif inline_value is not None:
+            values = (inline_value,)
+        else:
+            count = _arity(flag, extra)
+            if count == "greedy":
+                values, index = _take_greedy(argv, index)
+            else:
+                values = tuple(argv[index : index + count])
+                if len(values) < count or any(_is_option(v) for v in values):
+                    raise InputError(f"{written} expects a value", hint=f"write {written} VALUE")
+                index += count
+        if modeled is not None:
+            if modeled.kind is ValueKind.SWITCH and inline_value is not None:
+                raise InputError(f"{written} is a switch and takes no value", hint=f"write {written} alone")
+            convert(modeled, values)
+            if modeled.choices is not None and modeled.upper_case and values:
+                values = tuple(v.upper() for v in values)
+        canonical_spelling = _spelling(flag, dialect)
+        items.append(
+            FlagItem(
+                flag=modeled.flag if modeled else flag,
+                values=values,
+                written=None if written == canonical_spelling or (modeled and written == _spelling(modeled.flag, dialect)) else written,
+                inline=inline_value is not None,
+                known=modeled is not None or flag in extracted_flags() or not extra,
+                extra=extra,
+            )
+        )
+    return LaunchSpec(dialect=dialect, items=tuple(items), env=tuple(env))
+
+
+def _canonical(written: str, dialect: Dialect) -> tuple[str, bool, str | None]:
+    """(SGLang flag, is a dialect-only flag, fixed value) for an option as written."""
+    if dialect is Dialect.SLIME:
+        if written.startswith(SLIME_PREFIX):
+            return "--" + written[len(SLIME_PREFIX) :], False, None
+        alias = SLIME_ALIASES.get(written)
+        if alias is not None:
+            return alias.sglang_flag, False, alias.fixed_value
+        return written, True, None
+    modeled = FLAGS_BY_NAME.get(written)
+    return (modeled.flag if modeled else written), False, None
+
+
+def _arity(flag: str, extra: bool) -> int | str:
+    modeled = FLAGS_BY_NAME.get(flag)
+    if modeled is not None:
+        if modeled.kind is ValueKind.SWITCH:
+            return 0
+        if modeled.kind in (ValueKind.INT_LIST, ValueKind.STR_LIST):
+            return "greedy"
+        return 1
+    extracted = None if extra else extracted_flags().get(flag)
+    if extracted is None:
+        return "greedy"
+    if extracted.nargs == 0 or extracted.action in ("store_true", "store_false", "store_const"):
+        return 0
+    if extracted.nargs is None:
+        return 1
+    if isinstance(extracted.nargs, int):
+        return extracted.nargs
+    return "greedy"
+
+
+def _take_greedy(argv: Sequence[str], index: int) -> tuple[tuple[str, ...], int]:
+    start = index
+    while index < len(argv) and not _is_option(argv[index]):
+        index += 1
+    return tuple(argv[start:index]), index
+
+
+def _spelling(flag: str, dialect: Dialect) -> str:
+    if dialect is Dialect.SLIME:
+        return SLIME_SPELLING.get(flag, SLIME_PREFIX + flag[2:])
+    return flag
+
+
+def render(spec: LaunchSpec, dialect: Dialect | None = None) -> list[str]:
+    """Server arguments in ``dialect`` (default: the one they were written in)."""
+    dialect = dialect or spec.dialect
+    same = dialect is spec.dialect
+    argv: list[str] = []
+    for item in spec.items:
+        if item.flag == "":
+            argv.extend(item.values)
+            continue
+        if item.extra and not same:
+            # A slime-only flag means nothing to SGLang's own launcher: it is not rendered there.
+            continue
+        option = item.written if (same and item.written) else _spelling(item.flag, dialect)
+        alias = SLIME_ALIASES.get(option) if dialect is Dialect.SLIME else None
+        if alias is not None and alias.fixed_value is not None:
+            if item.values == (alias.fixed_value,):
+                argv.append(option)
+                continue
+            option = _spelling(item.flag, dialect)
+        if item.inline and same and len(item.values) == 1:
+            argv.append(f"{option}={item.values[0]}")
+        else:
+            argv.append(option)
+            argv.extend(item.values)
+    return argv
+
+
+def render_env(spec: LaunchSpec) -> dict[str, str]:
+    return dict(spec.env)
+
+
+def render_command(spec: LaunchSpec, dialect: Dialect | None = None) -> str:
+    """A command a user can paste: a launch line, or slime's ``SGLANG_ARGS=( ... )`` array."""
+    dialect = dialect or spec.dialect
+    argv = render(spec, dialect)
+    env_prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env)
+    if dialect is Dialect.SLIME:
+        lines = _group_lines(argv)
+        body = "\n".join("   " + " ".join(shlex.quote(t) for t in line) for line in lines)
+        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in spec.env)
+        return f"{exports}SGLANG_ARGS=(\n{body}\n)"
+    module = "sgl_jax.launch_server" if dialect is Dialect.SGL_JAX else "sglang.launch_server"
+    lines = _group_lines(argv)
+    head = f"{env_prefix} " if env_prefix else ""
+    body = " \\\n    ".join(" ".join(shlex.quote(t) for t in line) for line in lines)
+    return f"{head}python -m {module} \\\n    {body}" if body else f"{head}python -m {module}"
+
+
+def _group_lines(argv: list[str]) -> list[list[str]]:
+    lines: list[list[str]] = []
+    for token in argv:
+        if _is_option(token) or not lines:
+            lines.append([token])
+        else:
+            lines[-1].append(token)
+    return lines

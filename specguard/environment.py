@@ -1,0 +1,126 @@
+"""Where the launch will run: the SGLang version the rules speak of, and the GPU.
+
+I/O happens here (package metadata, ``nvidia-smi``), never in the rules.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from importlib import metadata
+
+from packaging.version import InvalidVersion, Version
+
+from specguard.errors import InputError
+from specguard.models import Environment, GpuSpec
+
+# The newest SGLang release the rules were written against (PyPI, 2026-11).
+NEWEST_KNOWN_SGLANG = "0.5.23"
+OLDEST_KNOWN_SGLANG = "0.4.0"
+
+# One row per GPU: vendor, platform, compute capability (NVIDIA) and memory per device in GiB.
+# Memory is the marketed HBM size; SGLang's own probe sees a little less (e.g. 79.1 GiB on H100).
+GPU_TABLE: dict[str, GpuSpec] = {
+    spec.name.lower(): spec
+    for spec in (
+        GpuSpec(name="H100", vendor="nvidia", platform="cuda", compute_capability=(9, 0), memory_gib=80),
+        GpuSpec(name="H200", vendor="nvidia", platform="cuda", compute_capability=(9, 0), memory_gib=141),
+        GpuSpec(name="H20", vendor="nvidia", platform="cuda", compute_capability=(9, 0), memory_gib=96),
+        GpuSpec(name="H800", vendor="nvidia", platform="cuda", compute_capability=(9, 0), memory_gib=80),
+        GpuSpec(name="A100", vendor="nvidia", platform="cuda", compute_capability=(8, 0), memory_gib=80),
+        GpuSpec(name="A100-40GB", vendor="nvidia", platform="cuda", compute_capability=(8, 0), memory_gib=40),
+        GpuSpec(name="A800", vendor="nvidia", platform="cuda", compute_capability=(8, 0), memory_gib=80),
+        GpuSpec(name="A10G", vendor="nvidia", platform="cuda", compute_capability=(8, 6), memory_gib=24),
+        GpuSpec(name="L40S", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=48),
+        GpuSpec(name="L4", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=24),
+        GpuSpec(name="RTX4090", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=24),
+        GpuSpec(name="B200", vendor="nvidia", platform="cuda", compute_capability=(10, 0), memory_gib=180),
+        GpuSpec(name="GB200", vendor="nvidia", platform="cuda", compute_capability=(10, 0), memory_gib=186),
+        GpuSpec(name="B300", vendor="nvidia", platform="cuda", compute_capability=(10, 3), memory_gib=270),
+        GpuSpec(name="GB300", vendor="nvidia", platform="cuda", compute_capability=(10, 3), memory_gib=279),
+        GpuSpec(name="MI300X", vendor="amd", platform="rocm", memory_gib=192),
+        GpuSpec(name="MI325X", vendor="amd", platform="rocm", memory_gib=256),
+        GpuSpec(name="MI355X", vendor="amd", platform="rocm", memory_gib=288),
+        GpuSpec(name="TPU", vendor="google", platform="tpu", memory_gib=None),
+        GpuSpec(name="TPU-v6e", vendor="google", platform="tpu", memory_gib=32),
+        GpuSpec(name="TPU-v5p", vendor="google", platform="tpu", memory_gib=95),
+        GpuSpec(name="cpu", vendor="cpu", platform="cpu", memory_gib=None),
+    )
+}
+
+
+def gpu_by_name(name: str) -> GpuSpec:
+    key = name.strip().lower().replace(" ", "")
+    key = key.removeprefix("nvidia").removeprefix("amd").removeprefix("instinct").strip("-")
+    if key in GPU_TABLE:
+        return GPU_TABLE[key]
+    raise InputError(f"--gpu: unknown GPU {name!r}", hint=f"use one of {', '.join(s.name for s in GPU_TABLE.values())}")
+
+
+def detect_gpu() -> tuple[GpuSpec | None, int | None]:
+    """The first GPU nvidia-smi reports, matched to the table; (None, None) when there is none."""
+    if shutil.which("nvidia-smi") is None:
+        return None, None
+    try:
+        output = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,compute_cap", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    rows = [line.split(",") for line in output.strip().splitlines() if line.strip()]
+    if not rows:
+        return None, None
+    name, memory_mib, capability = (field.strip() for field in rows[0][:3])
+    for spec in sorted(GPU_TABLE.values(), key=lambda s: -len(s.name)):
+        if spec.vendor == "nvidia" and spec.name.lower() in name.lower().replace(" ", ""):
+            return spec.model_copy(update={"memory_gib": round(float(memory_mib) / 1024, 1)}), len(rows)
+    try:
+        major, minor = (int(part) for part in capability.split("."))
+        cap: tuple[int, int] | None = (major, minor)
+    except ValueError:
+        cap = None
+    return GpuSpec(name=name, vendor="nvidia", platform="cuda", compute_capability=cap, memory_gib=round(float(memory_mib) / 1024, 1)), len(rows)
+
+
+def installed_sglang_version() -> str | None:
+    """The installed sglang's version from its package metadata, without importing it."""
+    try:
+        return metadata.version("sglang")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def normalise_version(raw: str) -> str:
+    try:
+        version = Version(raw.strip().removeprefix("v"))
+    except InvalidVersion:
+        raise InputError(f"--sglang-version: {raw!r} is not a version", hint="write it as X.Y.Z, e.g. 0.5.23") from None
+    return str(version)
+
+
+def build_environment(*, sglang_version: str | None, gpu: str | None, gpu_count: int | None = None, detect: bool = True) -> Environment:
+    if sglang_version:
+        version, origin = normalise_version(sglang_version), "given"
+    elif (installed := installed_sglang_version()) is not None:
+        version, origin = normalise_version(installed), "installed"
+    else:
+        version, origin = NEWEST_KNOWN_SGLANG, "default"
+    if gpu:
+        spec, gpu_origin, count = gpu_by_name(gpu), "given", gpu_count
+    elif detect:
+        spec, count = detect_gpu()
+        gpu_origin = "detected" if spec else "unknown"
+        count = gpu_count or count
+    else:
+        spec, gpu_origin, count = None, "unknown", gpu_count
+    return Environment(
+        sglang_version=version,
+        sglang_version_origin=origin,
+        gpu=spec,
+        gpu_origin=gpu_origin,
+        gpu_count=count,
+    )

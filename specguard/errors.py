@@ -1,0 +1,17 @@
+"""The one error type the CLI turns into a one-line message and exit code 2."""
+
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Bad input: a flag, a file, a preset. ``hint`` says what to do next."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        return f"{self.message}: {self.hint}" if self.hint else self.message

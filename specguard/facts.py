@@ -1,0 +1,186 @@
+"""Read a model's ``config.json`` (local directory or Hugging Face repo) into ``ModelFacts``.
+
+The file is read as JSON and nothing else: no code from the model repository ever runs
+(``trust_remote_code`` is never involved). A fact the file does not state stays ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from specguard.errors import InputError
+from specguard.models import ModelFacts
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def is_commit_hash(revision: str | None) -> bool:
+    return bool(revision and _COMMIT.match(revision))
+
+
+def split_revision(reference: str) -> tuple[str, str | None]:
+    """``org/name@rev`` -> (``org/name``, ``rev``); local paths keep any ``@``."""
+    if "@" in reference and not Path(reference).exists():
+        name, revision = reference.rsplit("@", 1)
+        return name, revision or None
+    return reference, None
+
+
+def looks_like_repo_id(reference: str) -> bool:
+    return bool(_REPO_ID.match(reference)) and not reference.startswith((".", "/", "~"))
+
+
+def load_facts(
+    reference: str,
+    *,
+    revision: str | None = None,
+    offline: bool = False,
+    role: str = "target",
+) -> ModelFacts:
+    """Facts for a local directory, a config.json file, or a hub repo id (``org/name[@rev]``)."""
+    name, inline_revision = split_revision(reference)
+    revision = revision or inline_revision
+    path = Path(name).expanduser()
+    if path.is_dir():
+        config_path = path / "config.json"
+        if not config_path.is_file():
+            raise InputError(
+                f"{role} model directory {path} has no config.json",
+                hint="point at the directory that holds the model's config.json",
+            )
+        return facts_from_file(config_path, source=str(path), revision=revision)
+    if path.is_file():
+        return facts_from_file(path, source=str(path), revision=revision)
+    if looks_like_repo_id(name):
+        from specguard.hub import download_config  # the hub client is only imported when needed
+
+        config_path, resolved_revision = download_config(name, revision=revision, offline=offline, role=role)
+        source = f"{name}@{revision}" if revision else name
+        return facts_from_file(config_path, source=source, revision=resolved_revision or revision)
+    raise InputError(
+        f"{role} model {reference!r} is neither a directory nor a Hugging Face repo id",
+        hint="give a local model directory or org/name[@revision]",
+    )
+
+
+def facts_from_file(config_path: Path, *, source: str, revision: str | None = None) -> ModelFacts:
+    try:
+        size = config_path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise InputError(f"{config_path} is {size} bytes, too large for a config.json", hint="check the path")
+        text = config_path.read_text(encoding="utf-8")
+    except InputError:
+        raise
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read {config_path} ({error.__class__.__name__})", hint="check the file's permissions and encoding") from None
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(
+            f"{config_path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})",
+            hint="fix or re-download the file",
+        ) from None
+    if not isinstance(config, dict):
+        raise InputError(f"{config_path} holds a JSON {type(config).__name__}, not an object", hint="a config.json must be a JSON object")
+    return facts_from_config(config, source=source, revision=revision)
+
+
+def facts_from_config(config: dict[str, Any], *, source: str, revision: str | None = None) -> ModelFacts:
+    """Normalise a parsed config.json. Multimodal wrappers keep the text model under ``text_config``."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+
+    def pick(*keys: str) -> Any:
+        for key in keys:
+            if key in config and config[key] is not None:
+                return config[key]
+            if key in text and text[key] is not None:
+                return text[key]
+        return None
+
+    dtype_key = "dtype" if pick("dtype") is not None else ("torch_dtype" if pick("torch_dtype") is not None else None)
+    dtype = _normalise_dtype(pick(dtype_key)) if dtype_key else None
+    eagle_config = config.get("eagle_config") if isinstance(config.get("eagle_config"), dict) else {}
+    aux = eagle_config.get("eagle_aux_hidden_state_layer_ids")
+    dflash_config = config.get("dflash_config") if isinstance(config.get("dflash_config"), dict) else {}
+    quantization = config.get("quantization_config")
+    quant_method = quantization.get("quant_method") if isinstance(quantization, dict) else None
+    rope_scaling = pick("rope_scaling")
+    rope_parameters = pick("rope_parameters")
+    rope_theta = pick("rope_theta")
+    if isinstance(rope_parameters, dict):
+        # transformers 5 folds rope_theta and rope_scaling into rope_parameters.
+        rope_theta = rope_theta if rope_theta is not None else rope_parameters.get("rope_theta")
+        if rope_scaling is None and rope_parameters.get("rope_type", "default") != "default":
+            rope_scaling = {k: v for k, v in rope_parameters.items() if k != "rope_theta"}
+    architectures = pick("architectures")
+    return ModelFacts(
+        source=source,
+        revision=revision,
+        architectures=tuple(architectures) if isinstance(architectures, list) else None,
+        model_type=_as(str, pick("model_type")),
+        dtype=dtype,
+        dtype_key=dtype_key,
+        max_position_embeddings=_as(int, pick("max_position_embeddings")),
+        rope_scaling=rope_scaling if isinstance(rope_scaling, dict) else None,
+        rope_theta=_as(float, rope_theta),
+        vocab_size=_as(int, pick("vocab_size")),
+        draft_vocab_size=_as(int, pick("draft_vocab_size")),
+        hidden_size=_as(int, pick("hidden_size")),
+        intermediate_size=_as(int, pick("intermediate_size")),
+        num_hidden_layers=_as(int, pick("num_hidden_layers")),
+        num_attention_heads=_as(int, pick("num_attention_heads")),
+        num_key_value_heads=_as(int, pick("num_key_value_heads")),
+        head_dim=_as(int, pick("head_dim")),
+        num_nextn_predict_layers=_as(int, pick("num_nextn_predict_layers")),
+        tie_word_embeddings=_as(bool, pick("tie_word_embeddings")),
+        quantization=_as(str, quant_method),
+        eagle_aux_hidden_state_layer_ids=tuple(aux) if isinstance(aux, list) and all(isinstance(i, int) for i in aux) else None,
+        block_size=_as(int, pick("block_size") if pick("block_size") is not None else dflash_config.get("block_size")),
+        has_remote_code=isinstance(config.get("auto_map"), dict),
+        num_experts=_as(int, pick("num_experts", "n_routed_experts", "num_local_experts")),
+        num_experts_per_tok=_as(int, pick("num_experts_per_tok")),
+        moe_intermediate_size=_as(int, pick("moe_intermediate_size")),
+        first_k_dense_replace=_as(int, pick("first_k_dense_replace")),
+        n_shared_experts=_as(int, pick("n_shared_experts")),
+        kv_lora_rank=_as(int, pick("kv_lora_rank")),
+        q_lora_rank=_as(int, pick("q_lora_rank")),
+        qk_rope_head_dim=_as(int, pick("qk_rope_head_dim")),
+        qk_nope_head_dim=_as(int, pick("qk_nope_head_dim")),
+        v_head_dim=_as(int, pick("v_head_dim")),
+    )
+
+
+_DTYPE_ALIASES = {
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
+
+
+def _normalise_dtype(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    key = value.removeprefix("torch.").lower()
+    return _DTYPE_ALIASES.get(key, key)
+
+
+def _as(kind: type, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind is bool:
+        return value if isinstance(value, bool) else None
+    if kind is int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if kind is float:
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return value if isinstance(value, kind) else None

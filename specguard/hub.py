@@ -1,0 +1,59 @@
+"""Fetch one ``config.json`` from the Hugging Face hub, mapping hub errors to clean messages.
+
+Only ``config.json`` is downloaded, through ``huggingface_hub.hf_hub_download``, so the HF
+cache, ``HF_HOME``/``HF_HUB_CACHE`` and ``HF_HUB_OFFLINE`` behave as everywhere else. A token
+is never printed: messages name the repo and revision only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specguard.errors import InputError
+
+
+def download_config(repo_id: str, *, revision: str | None, offline: bool, role: str) -> tuple[Path, str | None]:
+    """(local path of config.json, commit it resolved to when known)."""
+    from huggingface_hub import constants, hf_hub_download
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    label = f"{repo_id}@{revision}" if revision else repo_id
+    local_only = offline or constants.HF_HUB_OFFLINE
+    try:
+        path = Path(
+            hf_hub_download(
+                repo_id=repo_id,
+                filename="config.json",
+                revision=revision,
+                local_files_only=local_only,
+            )
+        )
+    except GatedRepoError:
+        raise InputError(f"{role} model {label} is gated", hint="accept its licence on the hub and log in with `hf auth login`") from None
+    except RepositoryNotFoundError:
+        raise InputError(f"{role} model {label} was not found on the hub", hint="check the repo id, or log in if it is private") from None
+    except RevisionNotFoundError:
+        raise InputError(f"{role} model {label}: revision {revision!r} does not exist", hint="check the branch, tag or commit") from None
+    except EntryNotFoundError:
+        raise InputError(f"{role} model {label} has no config.json", hint="check the repo id") from None
+    except LocalEntryNotFoundError:
+        if local_only:
+            raise InputError(
+                f"{role} model {label} is not in the local Hugging Face cache and specguard is offline",
+                hint="download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE",
+            ) from None
+        raise InputError(
+            f"{role} model {label}: the hub could not be reached and the file is not cached",
+            hint="check the network, or pass a local directory",
+        ) from None
+    except (OSError, ValueError) as error:
+        raise InputError(f"{role} model {label}: {error.__class__.__name__} while fetching config.json", hint="check the repo id and the network") from None
+    # Snapshot paths are .../snapshots/<commit>/config.json: the commit is the parent's name.
+    commit = path.parent.name if len(path.parent.name) == 40 else None
+    return path, commit

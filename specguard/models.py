@@ -1,0 +1,180 @@
+"""The frozen data that flows through specguard.
+
+Everything here is plain data: rules and the engine read these models and never touch files,
+the network, the process environment or a GPU. The edges (``facts``, ``dialects``,
+``environment``, the CLI) build them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from packaging.version import Version
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Applicability(StrEnum):
+    """How safe a fix is, ordered like ruff's: a safe fix only fills in what would run anyway."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+class Dialect(StrEnum):
+    SGLANG = "sglang"
+    SLIME = "slime"
+    SGL_JAX = "sgl-jax"
+
+
+# --------------------------------------------------------------------------------------------
+# Model facts
+
+
+class ModelFacts(Frozen):
+    """What one config.json says, normalised once. ``None`` means the file did not say."""
+
+    source: str = Field(description="local path, repo@revision, or 'preset:<name>'")
+    revision: str | None = None
+    architectures: tuple[str, ...] | None = None
+    model_type: str | None = None
+    dtype: str | None = None
+    dtype_key: Literal["dtype", "torch_dtype"] | None = None
+    max_position_embeddings: int | None = None
+    rope_scaling: dict[str, Any] | None = None
+    rope_theta: float | None = None
+    vocab_size: int | None = None
+    draft_vocab_size: int | None = None
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    num_hidden_layers: int | None = None
+    num_attention_heads: int | None = None
+    num_key_value_heads: int | None = None
+    head_dim: int | None = None
+    num_nextn_predict_layers: int | None = None
+    tie_word_embeddings: bool | None = None
+    quantization: str | None = None
+    eagle_aux_hidden_state_layer_ids: tuple[int, ...] | None = None
+    block_size: int | None = None
+    has_remote_code: bool | None = None
+    # MoE and MLA shape facts, used by the memory estimate.
+    num_experts: int | None = None
+    num_experts_per_tok: int | None = None
+    moe_intermediate_size: int | None = None
+    first_k_dense_replace: int | None = None
+    n_shared_experts: int | None = None
+    kv_lora_rank: int | None = None
+    q_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    qk_nope_head_dim: int | None = None
+    v_head_dim: int | None = None
+
+    @property
+    def architecture(self) -> str | None:
+        return self.architectures[0] if self.architectures else None
+
+    @property
+    def has_mtp_layers(self) -> bool | None:
+        if self.num_nextn_predict_layers is None:
+            return None
+        return self.num_nextn_predict_layers > 0
+
+
+# --------------------------------------------------------------------------------------------
+# Environment
+
+
+class GpuSpec(Frozen):
+    name: str
+    vendor: Literal["nvidia", "amd", "google", "cpu"]
+    platform: Literal["cuda", "rocm", "tpu", "cpu"]
+    compute_capability: tuple[int, int] | None = None
+    memory_gib: float | None = None
+
+    @property
+    def is_hopper(self) -> bool:
+        return self.compute_capability == (9, 0)
+
+    @property
+    def sm(self) -> int | None:
+        if self.compute_capability is None:
+            return None
+        major, minor = self.compute_capability
+        return major * 10 + minor
+
+
+class Environment(Frozen):
+    sglang_version: str = Field(description="the SGLang version the rules speak of")
+    sglang_version_origin: Literal["given", "installed", "default"] = "default"
+    gpu: GpuSpec | None = None
+    gpu_origin: Literal["given", "detected", "unknown"] = "unknown"
+    gpu_count: int | None = None
+
+    @property
+    def version(self) -> Version:
+        return Version(self.sglang_version)
+
+    @property
+    def platform(self) -> str | None:
+        return self.gpu.platform if self.gpu else None
+
+
+# --------------------------------------------------------------------------------------------
+# Fixes and findings
+
+
+FlagValue = str | int | float | bool | tuple[str, ...] | None
+
+
+class Edit(Frozen):
+    """Set one flag or env var. ``value`` None removes it; True/False toggle a switch."""
+
+    target: Literal["flag", "env"] = "flag"
+    name: str = Field(description="canonical SGLang flag ('--dtype') or env var name")
+    value: FlagValue
+
+    def key(self) -> tuple[str, str]:
+        return (self.target, self.name)
+
+
+class Fix(Frozen):
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
+class Finding(Frozen):
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    flags: tuple[str, ...] = ()
+    fix: Fix | None = None
+    applied: bool = False
+    sources: tuple[str, ...] = ()
+
+
+class Change(Frozen):
+    """One edit that the engine applied, and the rule that asked for it."""
+
+    target: Literal["flag", "env"]
+    name: str
+    old: FlagValue
+    new: FlagValue
+    rule: str
+
+
+class Conflict(Frozen):
+    target: Literal["flag", "env"]
+    name: str
+    proposals: tuple[tuple[str, FlagValue], ...] = Field(description="(rule code, value) pairs")

@@ -1,0 +1,227 @@
+"""Llama / Qwen2 / Qwen3 decoder in pure PyTorch, gpt-fast style.
+
+Module and parameter names follow Hugging Face's (``model.layers.0.self_attn.q_proj.weight``)
+so a checkpoint loads with ``load_state_dict``. Each attention layer owns a preallocated KV
+cache of ``max_len`` slots. A forward writes the keys and values of its ``T`` tokens into the
+contiguous slots ``start .. start+T-1`` and attends over slots ``0 .. start+T-1`` under an
+explicit boolean mask, so one forward verifies a whole tree of draft tokens (each token sees
+the committed prefix and its own ancestors). RoPE uses Hugging Face's ``rotate_half``
+convention, so HF weights need no permutation.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from specguard.runtime.config import ModelConfig, rope_inv_freq
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads = cfg.num_attention_heads
+        self.n_kv = cfg.num_key_value_heads
+        self.head_dim = cfg.head_dim
+        hd = cfg.head_dim
+        self.q_proj = nn.Linear(cfg.hidden_size, self.n_heads * hd, bias=cfg.qkv_bias)
+        self.k_proj = nn.Linear(cfg.hidden_size, self.n_kv * hd, bias=cfg.qkv_bias)
+        self.v_proj = nn.Linear(cfg.hidden_size, self.n_kv * hd, bias=cfg.qkv_bias)
+        self.o_proj = nn.Linear(self.n_heads * hd, cfg.hidden_size, bias=False)
+        if cfg.qk_norm:
+            self.q_norm = RMSNorm(hd, cfg.rms_norm_eps)
+            self.k_norm = RMSNorm(hd, cfg.rms_norm_eps)
+        else:
+            self.q_norm = None
+            self.k_norm = None
+        self.k_cache: torch.Tensor | None = None
+        self.v_cache: torch.Tensor | None = None
+        self._wqkv: torch.Tensor | None = None
+        self._bqkv: torch.Tensor | None = None
+
+    def fuse(self) -> None:
+        """One matmul for q, k and v (fewer kernel launches per token)."""
+        self._wqkv = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight]).detach()
+        if self.q_proj.bias is not None:
+            self._bqkv = torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias]).detach()
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        start: int,
+        mask: torch.Tensor | None,
+    ) -> torch.Tensor:
+        t = x.shape[0]
+        hd = self.head_dim
+        if self._wqkv is not None:
+            qkv = F.linear(x, self._wqkv, self._bqkv)
+            q, k, v = qkv.split([self.n_heads * hd, self.n_kv * hd, self.n_kv * hd], dim=-1)
+        else:
+            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q = q.view(t, self.n_heads, hd)
+        k = k.view(t, self.n_kv, hd)
+        v = v.view(t, self.n_kv, hd)
+        if self.q_norm is not None:
+            q = self.q_norm(q)
+            k = self.k_norm(k)
+        q = q * cos + _rotate_half(q) * sin
+        k = k * cos + _rotate_half(k) * sin
+        end = start + t
+        assert self.k_cache is not None and self.v_cache is not None
+        self.k_cache[:, start:end] = k.transpose(0, 1)
+        self.v_cache[:, start:end] = v.transpose(0, 1)
+        keys = self.k_cache[:, :end]
+        values = self.v_cache[:, :end]
+        out = F.scaled_dot_product_attention(
+            q.transpose(0, 1),
+            keys,
+            values,
+            attn_mask=mask,
+            is_causal=False,
+            enable_gqa=self.n_kv != self.n_heads,
+        )
+        return self.o_proj(out.transpose(0, 1).reshape(t, self.n_heads * hd))
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self._w_gate_up: torch.Tensor | None = None
+
+    def fuse(self) -> None:
+        self._w_gate_up = torch.cat([self.gate_proj.weight, self.up_proj.weight]).detach()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self._w_gate_up is not None:
+            gate, up = F.linear(x, self._w_gate_up).chunk(2, dim=-1)
+        else:
+            gate, up = self.gate_proj(x), self.up_proj(x)
+        return self.down_proj(F.silu(gate) * up)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, cos, sin, start, mask):  # type: ignore[no-untyped-def]
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, start, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class DecoderStack(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers)])
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+
+class CausalLM(nn.Module):
+    """A decoder-only LM with a static KV cache; batch size 1, tokens as a 1-D tensor."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.config = cfg
+        self.model = DecoderStack(cfg)
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        if cfg.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+        self.max_len = 0
+        self._cos: torch.Tensor | None = None
+        self._sin: torch.Tensor | None = None
+
+    @property
+    def device(self) -> torch.device:
+        return self.model.embed_tokens.weight.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.model.embed_tokens.weight.dtype
+
+    def fuse(self) -> None:
+        for layer in self.model.layers:
+            layer.self_attn.fuse()
+            layer.mlp.fuse()
+
+    def setup_cache(self, max_len: int) -> None:
+        """Allocate the KV cache once; later forwards only write into it."""
+        cfg = self.config
+        if max_len == self.max_len:
+            return
+        self.max_len = max_len
+        for layer in self.model.layers:
+            shape = (cfg.num_key_value_heads, max_len, cfg.head_dim)
+            layer.self_attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+            layer.self_attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        inv_freq = torch.tensor(rope_inv_freq(cfg), dtype=torch.float32, device=self.device)
+        positions = torch.arange(max_len, dtype=torch.float32, device=self.device)
+        freqs = torch.outer(positions, inv_freq)
+        emb = torch.cat([freqs, freqs], dim=-1)
+        self._cos = emb.cos().to(self.dtype)
+        self._sin = emb.sin().to(self.dtype)
+
+    def move_cache(self, src_slots: torch.Tensor, dst_start: int) -> None:
+        """Copy the KV of ``src_slots`` to the contiguous slots from ``dst_start`` (tree compaction)."""
+        n = src_slots.numel()
+        for layer in self.model.layers:
+            attn = layer.self_attn
+            attn.k_cache[:, dst_start : dst_start + n] = attn.k_cache[:, src_slots]
+            attn.v_cache[:, dst_start : dst_start + n] = attn.v_cache[:, src_slots]
+
+    def forward(  # type: ignore[override]
+        self,
+        tokens: torch.Tensor,
+        positions: torch.Tensor,
+        start: int,
+        mask: torch.Tensor | None = None,
+        last_only: bool = False,
+    ) -> torch.Tensor:
+        """Logits for ``tokens`` (shape ``[T]``) written to cache slots ``start..start+T-1``.
+
+        ``mask`` is ``[T, start+T]`` boolean (True = may attend); ``None`` means causal over
+        the new tokens and full over the cached prefix.
+        """
+        t = tokens.shape[0]
+        if start + t > self.max_len:
+            raise ValueError(f"KV cache overflow: {start + t} > {self.max_len}")
+        if mask is None and t > 1:
+            mask = causal_mask(start, t, self.device)
+        if mask is not None:
+            mask = mask.view(1, t, start + t)
+        cos = self._cos[positions].unsqueeze(1)
+        sin = self._sin[positions].unsqueeze(1)
+        x = self.model.embed_tokens(tokens)
+        for layer in self.model.layers:
+            x = layer(x, cos, sin, start, mask)
+        if last_only:
+            x = x[-1:]
+        return self.lm_head(self.model.norm(x)).float()
+
+
+def causal_mask(start: int, t: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    return torch.ones(t, start + t, dtype=torch.bool, device=device).tril(diagonal=start)
