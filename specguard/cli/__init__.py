@@ -1,0 +1,1 @@
+"""The command line: ``main.py`` assembles the commands, each in its own module."""

@@ -1,0 +1,46 @@
+"""One place that turns failures into one clear line and exit code 2 (tracebacks only with SPECGUARD_DEBUG=1)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import typer
+
+from specguard.errors import InputError
+from specguard.report import error_json
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("SPECGUARD_DEBUG", "") not in ("", "0")
+
+
+@contextmanager
+def clean_errors(json_output: Callable[[], bool] = lambda: False) -> Iterator[None]:
+    try:
+        yield
+    except InputError as error:
+        _fail(error.one_line(), json_output())
+    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if debug_enabled():
+            raise
+        _fail(f"internal error ({error.__class__.__name__}): {_redact(str(error))}; rerun with SPECGUARD_DEBUG=1 for the traceback", json_output())
+
+
+def _fail(message: str, as_json: bool) -> None:
+    if as_json:
+        print(error_json(message))
+    else:
+        print(f"specguard: error: {message}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+def _redact(text: str) -> str:
+    """Never echo a Hugging Face token that an exception message might carry."""
+    import re
+
+    return re.sub(r"hf_[A-Za-z0-9]{10,}", "hf_***", text)

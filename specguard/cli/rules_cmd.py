@@ -1,0 +1,75 @@
+"""``specguard rules`` (every rule, a table) and ``specguard rule CODE`` (its whole docs)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from specguard.cli.errors import clean_errors
+from specguard.cli.options import Format, OutputFormat
+from specguard.errors import InputError
+from specguard.rules import ALL_RULES, RULES_BY_CODE
+from specguard.rules.base import Rule
+
+
+def rule_markdown(rule: Rule) -> str:
+    """The rule's whole documentation; `docs/rules.md` is generated from the same text."""
+    versions = f"SGLang {rule.sglang_versions}" if rule.sglang_versions else "all SGLang versions"
+    dialects = ", ".join(d.value for d in rule.dialects) if rule.dialects else "all dialects"
+    sources = "\n".join(f"- {s}" for s in rule.sources)
+    return (
+        f"# {rule.code} {rule.name}\n\n{rule.summary}. Severity: {rule.severity.value}. "
+        f"Applies to {versions}, {dialects}.\n\n"
+        f"## What it does\n{rule.docs.what}\n\n## Why is this bad\n{rule.docs.why}\n\n"
+        f"## Fix\n{rule.docs.fix}\n\n## Fix safety\n{rule.docs.fix_safety}\n\n"
+        f"## Example\nBad:\n\n    {rule.bad.command()}\n"
+        f"{_facts_line(rule.bad)}\nGood:\n\n    {rule.good.command()}\n{_facts_line(rule.good)}\n"
+        f"## Sources\n{sources}\n"
+    )
+
+
+def _facts_line(example) -> str:
+    parts = []
+    if example.target:
+        parts.append(f"target {example.target}")
+    if example.draft:
+        parts.append(f"draft {example.draft}")
+    if example.gpu:
+        parts.append(f"GPU {example.gpu}")
+    if example.sglang_version:
+        parts.append(f"SGLang {example.sglang_version}")
+    return f"\n({'; '.join(parts)})\n" if parts else ""
+
+
+def rules_command(output_format: Format = OutputFormat.human) -> None:
+    """List every rule."""
+    if output_format is not OutputFormat.human:
+        rows = [
+            {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary,
+             "sglang_versions": r.sglang_versions, "dialects": [d.value for d in r.dialects] if r.dialects else None,
+             "sources": list(r.sources)}
+            for r in ALL_RULES
+        ]
+        print(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(ALL_RULES)} rules")
+    for column in ("code", "name", "severity", "applies to", "summary"):
+        table.add_column(column)
+    for r in ALL_RULES:
+        scope = " ".join(filter(None, [r.sglang_versions and f"SGLang {r.sglang_versions}", r.dialects and "/".join(d.value for d in r.dialects)]))
+        table.add_row(r.code, r.name, r.severity.value, scope or "all", r.summary)
+    Console(file=sys.stdout).print(table)
+
+
+def rule_command(code: str = typer.Argument(..., help="A rule code such as DM001, or its name.")) -> None:
+    """Print one rule's documentation."""
+    with clean_errors():
+        rule = RULES_BY_CODE.get(code.upper()) or next((r for r in ALL_RULES if r.name == code.lower()), None)
+        if rule is None:
+            raise InputError(f"no rule {code!r}", hint="`specguard rules` lists them")
+    print(rule_markdown(rule))

@@ -1,0 +1,127 @@
+"""Run the rules, apply the fixes that are allowed, to a fixpoint, and say what changed.
+
+Pure: the engine takes a ``CheckContext`` and rules, and returns data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import Field
+
+from specguard.models import Applicability, Change, Conflict, Edit, Finding, FlagValue, Frozen, Severity
+from specguard.rules.base import CheckContext, Rule
+
+MAX_FIX_ROUNDS = 8
+
+
+class Outcome(Frozen):
+    findings: tuple[Finding, ...]
+    changes: tuple[Change, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    original: object = Field(description="the LaunchSpec as given")
+    corrected: object = Field(description="the LaunchSpec after the fixes that were applied")
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR and not f.applied)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.errors else 0
+
+
+def run_rules(rules: Sequence[Rule], ctx: CheckContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in rules:
+        if rule.applies_to(ctx):
+            findings.extend(rule.check(ctx))
+    return findings
+
+
+def _allowed(applicability: Applicability, level: Applicability | None) -> bool:
+    if level is None:
+        return False
+    return level == Applicability.UNSAFE or applicability == Applicability.SAFE
+
+
+def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability | None = None) -> Outcome:
+    """All findings; with ``fix_level`` the fixes up to that applicability are applied to a fixpoint.
+
+    Two fixes that set one flag to different values are a conflict: neither is applied, and the
+    conflict is reported. A fix is applied whole or not at all.
+    """
+    original = ctx.spec
+    changes: list[Change] = []
+    conflicts: dict[tuple[str, str], Conflict] = {}
+    seen: dict[tuple[str, str], Finding] = {}
+    findings = run_rules(rules, ctx)
+    for _ in range(MAX_FIX_ROUNDS):
+        for finding in findings:
+            seen.setdefault((finding.code, finding.message), finding)
+        candidates = [
+            f
+            for f in findings
+            if f.fix is not None
+            and _allowed(f.fix.applicability, fix_level)
+            and any(ctx.spec.current(edit) != edit.value for edit in f.fix.edits)
+        ]
+        if not candidates:
+            break
+        proposals: dict[tuple[str, str], dict[FlagValue, list[str]]] = {}
+        for finding in candidates:
+            for edit in finding.fix.edits:  # type: ignore[union-attr]
+                proposals.setdefault(edit.key(), {}).setdefault(edit.value, []).append(finding.code)
+        blocked = {key for key, values in proposals.items() if len(values) > 1}
+        for key in blocked:
+            conflicts[key] = Conflict(
+                target=key[0],  # type: ignore[arg-type]
+                name=key[1],
+                proposals=tuple((code, value) for value, codes in proposals[key].items() for code in codes),
+            )
+        spec = ctx.spec
+        applied_any = False
+        done_edits: set[tuple[tuple[str, str], FlagValue]] = set()
+        for finding in candidates:
+            fix = finding.fix
+            assert fix is not None  # filtered above
+            if any(edit.key() in blocked for edit in fix.edits):
+                continue
+            for edit in fix.edits:
+                if (edit.key(), edit.value) in done_edits:
+                    continue
+                done_edits.add((edit.key(), edit.value))
+                old = spec.current(edit)
+                if old == edit.value:
+                    continue
+                spec = spec.apply(edit)
+                changes.append(Change(target=edit.target, name=edit.name, old=old, new=edit.value, rule=finding.code))
+                applied_any = True
+        if not applied_any:
+            break
+        ctx = ctx.with_spec(spec)
+        findings = run_rules(rules, ctx)
+
+    remaining = {(f.code, f.message) for f in findings}
+    # A finding that is gone after the fixes was resolved by them: its own fix, or another
+    # rule's change that removed its cause. Both are reported, marked applied.
+    resolved = [finding.model_copy(update={"applied": True}) for key, finding in seen.items() if key not in remaining]
+    ordered = sorted([*resolved, *findings], key=_order)
+    return Outcome(
+        findings=tuple(ordered),
+        changes=tuple(changes),
+        conflicts=tuple(conflicts.values()),
+        original=original,
+        corrected=ctx.spec,
+    )
+
+
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+def _order(finding: Finding) -> tuple[int, str]:
+    return (_SEVERITY_ORDER[finding.severity], finding.code)
+
+
+def edits_of(findings: Sequence[Finding]) -> list[Edit]:
+    return [edit for f in findings if f.fix for edit in f.fix.edits]

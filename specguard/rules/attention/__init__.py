@@ -1,0 +1,3 @@
+"""AB: attention backends and the hardware they need."""
+
+RULES = ()

@@ -1,0 +1,156 @@
+"""What a rule is: metadata, documentation, examples and one pure check function.
+
+A rule module defines ``RULE = Rule(...)`` and a ``check(ctx)`` generator that yields findings
+made with ``RULE.finding(...)``. It reads only ``ctx``: never a file, the network, the process
+environment or a GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from specguard.models import (
+    Applicability,
+    Dialect,
+    Edit,
+    Environment,
+    Finding,
+    Fix,
+    FlagValue,
+    Frozen,
+    ModelFacts,
+    Severity,
+)
+from specguard.resolution import Resolution, canonical_algorithm, predict
+from specguard.spec import LaunchSpec
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Everything a rule may look at. Build it with ``CheckContext.build``."""
+
+    spec: LaunchSpec
+    target: ModelFacts | None
+    draft: ModelFacts | None
+    env: Environment
+    resolution: Resolution = field(compare=False)
+
+    @classmethod
+    def build(cls, spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | None, env: Environment) -> CheckContext:
+        return cls(spec=spec, target=target, draft=draft, env=env, resolution=predict(spec, target, draft, env))
+
+    def with_spec(self, spec: LaunchSpec) -> CheckContext:
+        return CheckContext.build(spec, self.target, self.draft, self.env)
+
+    @property
+    def algorithm(self) -> str | None:
+        """The algorithm after SGLang's aliasing (NEXTN is EAGLE), or None without speculation."""
+        return canonical_algorithm(self.spec.get("speculative_algorithm"))
+
+    @property
+    def version(self) -> Version:
+        return self.env.version
+
+    def flag(self, name: str) -> str:
+        """How to name a flag to this user: in their dialect's spelling."""
+        from specguard.dialects import _spelling  # local: dialects imports spec, not rules
+
+        return _spelling(name, self.spec.dialect)
+
+
+class Example(Frozen):
+    """A configuration in data: the bad one must make the rule fire, the good one must not."""
+
+    argv: tuple[str, ...]
+    target: dict[str, Any] | None = None
+    draft: dict[str, Any] | None = None
+    env: dict[str, str] = {}
+    gpu: str | None = None
+    sglang_version: str | None = None
+    dialect: Dialect = Dialect.SGLANG
+
+    def context(self) -> CheckContext:
+        """The example as a context, exactly as a rule sees it (no I/O: facts are inline)."""
+        from specguard.dialects import parse
+        from specguard.environment import NEWEST_KNOWN_SGLANG, gpu_by_name
+
+        spec = parse(self.argv, self.dialect, env=tuple(self.env.items()))
+        env = Environment(
+            sglang_version=self.sglang_version or NEWEST_KNOWN_SGLANG,
+            sglang_version_origin="given" if self.sglang_version else "default",
+            gpu=gpu_by_name(self.gpu) if self.gpu else None,
+            gpu_origin="given" if self.gpu else "unknown",
+        )
+        target = ModelFacts(source="example:target", **self.target) if self.target is not None else None
+        draft = ModelFacts(source="example:draft", **self.draft) if self.draft is not None else None
+        return CheckContext.build(spec, target, draft, env)
+
+    def command(self) -> str:
+        env = " ".join(f"{k}={v}" for k, v in self.env.items())
+        prefix = {Dialect.SGLANG: "", Dialect.SLIME: "(slime) ", Dialect.SGL_JAX: "(sgl-jax) "}[self.dialect]
+        return f"{prefix}{env + ' ' if env else ''}{' '.join(self.argv)}"
+
+
+class RuleDocs(Frozen):
+    what: str
+    why: str
+    fix: str
+    fix_safety: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    docs: RuleDocs
+    bad: Example
+    good: Example
+    sources: tuple[str, ...]
+    check: Callable[[CheckContext], Iterable[Finding]]
+    sglang_versions: str | None = None
+    dialects: tuple[Dialect, ...] | None = None
+    family: str = ""
+
+    def applies_to(self, ctx: CheckContext) -> bool:
+        if self.dialects is not None and ctx.spec.dialect not in self.dialects:
+            return False
+        if self.sglang_versions and ctx.spec.dialect is not Dialect.SGL_JAX:
+            return SpecifierSet(self.sglang_versions).contains(ctx.version, prereleases=True)
+        return True
+
+    def finding(
+        self,
+        message: str,
+        *,
+        flags: Iterable[str] = (),
+        fix: Fix | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        return Finding(
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            message=message,
+            flags=tuple(flags),
+            fix=fix,
+            sources=self.sources,
+        )
+
+
+def set_flags(title: str, applicability: Applicability, **values: FlagValue) -> Fix:
+    """A fix that sets flags, named by their SGLang dest (``context_length=2048``)."""
+    from specguard.flags import FLAGS_BY_DEST
+
+    edits = tuple(Edit(name=FLAGS_BY_DEST[dest].flag, value=value) for dest, value in values.items())
+    return Fix(title=title, applicability=applicability, edits=edits)
+
+
+def fix_of(title: str, applicability: Applicability, *edits: Edit) -> Fix:
+    return Fix(title=title, applicability=applicability, edits=tuple(edits))

@@ -1,0 +1,115 @@
+"""DM002 draft-context-shorter-than-target."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, set_flags
+
+_DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
+OVERWRITE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+# PR 9388 (first released in 0.5.1) stopped silently stretching a short draft's context:
+# before it, the draft ran past its positions and hit illegal memory accesses.
+GUARD_SINCE = Version("0.5.1")
+
+
+def served_context(ctx: CheckContext) -> int | None:
+    """The context the target serves: --context-length, else its own max_position_embeddings."""
+    given = ctx.spec.get("context_length")
+    if given is not None:
+        return given
+    return ctx.target.max_position_embeddings if ctx.target else None
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm not in _DRAFT_ALGORITHMS or ctx.draft is None:
+        return
+    draft_max = ctx.draft.max_position_embeddings
+    context = served_context(ctx)
+    if draft_max is None or context is None or context <= draft_max:
+        return
+    cap = set_flags(
+        f"cap --context-length at {draft_max}, the draft's max_position_embeddings",
+        Applicability.UNSAFE,
+        context_length=draft_max,
+    )
+    context_flag = ctx.flag("--context-length")
+    if ctx.version < GUARD_SINCE:
+        yield RULE.finding(
+            f"the target serves {context} tokens but the draft only has {draft_max} positions; SGLang "
+            f"{ctx.env.sglang_version} (before 0.5.1, PR 9388) stretches the draft silently and long "
+            f"requests hit 'illegal memory access': cap {context_flag} at {draft_max} or upgrade",
+            flags=("--context-length",),
+            fix=cap,
+        )
+        return
+    if ctx.spec.env_flag(OVERWRITE_ENV):
+        yield RULE.finding(
+            f"the draft has {draft_max} positions and {OVERWRITE_ENV}=1 stretches it to {context}: "
+            "SGLang will start, but past the draft's trained length acceptance collapses and "
+            "speculation can run slower than none (issue 6783)",
+            flags=("--context-length",),
+            fix=fix_of(
+                f"cap --context-length at {draft_max} and drop {OVERWRITE_ENV}",
+                Applicability.UNSAFE,
+                Edit(name="--context-length", value=draft_max),
+                Edit(target="env", name=OVERWRITE_ENV, value=None),
+            ),
+            severity=Severity.WARNING,
+        )
+        return
+    yield RULE.finding(
+        f"the target serves {context} tokens but the draft's max_position_embeddings is {draft_max}: "
+        f"SGLang raises 'context_length ({context}) is greater than the derived context_length "
+        f"({draft_max})' when the draft worker starts, after the target weights have loaded. Cap "
+        f"{context_flag} at {draft_max}, or set {OVERWRITE_ENV}=1 to stretch the draft (slower past {draft_max})",
+        flags=("--context-length",),
+        fix=cap,
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="DM002",
+    name="draft-context-shorter-than-target",
+    summary="The draft's max_position_embeddings is below the context the target serves",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="Compares the target's served context (`--context-length`, else the target's "
+        "`max_position_embeddings`) with the draft's `max_position_embeddings`.",
+        why="The draft worker is built with the target's context length. Since SGLang 0.5.1 "
+        "(PR 9388) a longer context than the draft's own makes the draft's ModelConfig raise "
+        "unless `SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1`; that happens at worker start-up, "
+        "after the target weights are loaded, and SGLang's argument checks do not see it "
+        "(catalogue P59). Before 0.5.1 the draft was stretched silently and long requests hit "
+        "illegal memory accesses. With the env var set the server starts, but a 2048-position "
+        "EAGLE3 head performs worse than no speculation past 2k tokens (issue 6783). In slime, "
+        "a 2048-token draft caps prompt plus response (see SL002).",
+        fix="Cap `--context-length` at the draft's `max_position_embeddings` (slime's guide: "
+        "`--sglang-context-length 2048`), or accept the stretch explicitly with the env var.",
+        fix_safety="Unsafe: it shortens the context the server accepts.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        target={"max_position_embeddings": 131072},
+        draft={"max_position_embeddings": 2048},
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+              "--context-length", "2048"),
+        target={"max_position_embeddings": 131072},
+        draft={"max_position_embeddings": 2048},
+    ),
+    sources=(
+        "seed: slime-speculative-decoding.en.md (--sglang-context-length 2048; PR #9388)",
+        "https://github.com/sgl-project/sglang/pull/9388",
+        "https://github.com/sgl-project/sglang/issues/6783",
+        "sglang 0.5.23: python/sglang/srt/configs/model_config.py:1291-1321 (_derive_context_length)",
+        "sglang 0.5.23: python/sglang/srt/managers/tp_worker.py:468-481",
+    ),
+)

@@ -1,0 +1,3 @@
+"""MM: GPU memory and CUDA graphs."""
+
+RULES = ()

@@ -1,0 +1,3 @@
+"""PL: parallelism and per-algorithm constraints (DP attention, PP, NGRAM, DFLASH)."""
+
+RULES = ()

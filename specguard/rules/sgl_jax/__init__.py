@@ -1,0 +1,3 @@
+"""JX: sgl-jax (TPU) speculative decoding."""
+
+RULES = ()

@@ -1,0 +1,3 @@
+"""SL: slime rollouts (--sglang-* flags) on SGLang."""
+
+RULES = ()

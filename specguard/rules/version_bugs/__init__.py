@@ -1,0 +1,3 @@
+"""VB: known bugs and renamed flags of specific SGLang versions."""
+
+RULES = ()

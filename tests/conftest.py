@@ -1,0 +1,65 @@
+"""Shared test helpers: where the fixtures are, and running the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+HF_CONFIGS = SHARED / "fixtures" / "hf-configs"
+DRAFT_TEMPLATES = SHARED / "fixtures" / "draft-templates"
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run ``python -m specguard ARGS`` as a user would, with a clean, offline environment."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_", "HF_"))}
+    base.update({"HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "COLUMNS": "200"})
+    base.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "specguard", *args],
+        capture_output=True,
+        text=True,
+        env=base,
+        cwd=cwd or REPO,
+        timeout=timeout,
+    )
+
+
+def run_cli_json(*args: str, **kwargs) -> tuple[int, dict]:
+    result = run_cli(*args, "--format", "json", **kwargs) if "--" not in args else run_cli(*_json_before_dashdash(args), **kwargs)
+    return result.returncode, json.loads(result.stdout)
+
+
+def _json_before_dashdash(args: tuple[str, ...]) -> list[str]:
+    index = args.index("--")
+    return [*args[:index], "--format", "json", *args[index:]]
+
+
+def model_dir(tmp_path: Path, name: str, config: dict) -> Path:
+    """A config.json-only model directory (SGLang and specguard read nothing else at check time)."""
+    directory = tmp_path / name
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return directory
+
+
+def load_fixture(relative: str) -> dict:
+    base = HF_CONFIGS if not relative.startswith("draft-templates/") else SHARED / "fixtures"
+    return json.loads((base / relative).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def llama31_dir() -> Path:
+    return HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct"
+
+
+@pytest.fixture
+def eagle3_llama_draft_dir(tmp_path: Path) -> Path:
+    """The SpecForge EAGLE3 Llama-3.1 draft template (float16, 2048 positions) as a model dir."""
+    return model_dir(tmp_path, "eagle3-draft", load_fixture("draft-templates/sgl-project-SpecForge/llama3-8B-eagle3.json"))
