@@ -93,7 +93,7 @@ def parse(argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tup
         if modeled is not None:
             if modeled.kind is ValueKind.SWITCH and inline_value is not None:
                 raise InputError(f"{written} is a switch and takes no value", hint=f"write {written} alone")
-            convert(modeled, values)
+            convert(modeled, values, written)
             if modeled.choices is not None and modeled.upper_case and values:
                 values = tuple(v.upper() for v in values)
         canonical_spelling = _spelling(flag, dialect)

@@ -40,8 +40,6 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
         raise InputError(f"{role} model {label} was not found on the hub", hint="check the repo id, or log in if it is private") from None
     except RevisionNotFoundError:
         raise InputError(f"{role} model {label}: revision {revision!r} does not exist", hint="check the branch, tag or commit") from None
-    except EntryNotFoundError:
-        raise InputError(f"{role} model {label} has no config.json", hint="check the repo id") from None
     except LocalEntryNotFoundError:
         if local_only:
             raise InputError(
@@ -52,6 +50,9 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
             f"{role} model {label}: the hub could not be reached and the file is not cached",
             hint="check the network, or pass a local directory",
         ) from None
+    except EntryNotFoundError:
+        raise InputError(f"{role} model {label} has no config.json", hint="check the repo id") from None
+    # LocalEntryNotFoundError subclasses EntryNotFoundError, so it is caught first above.
     except (OSError, ValueError) as error:
         raise InputError(f"{role} model {label}: {error.__class__.__name__} while fetching config.json", hint="check the repo id and the network") from None
     # Snapshot paths are .../snapshots/<commit>/config.json: the commit is the parent's name.

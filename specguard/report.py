@@ -130,20 +130,21 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any) -> None:
         f"({ctx.env.sglang_version_origin}) · {gpu} · {ctx.spec.dialect.value} flags"
     )
     if outcome.findings:
-        table = Table(show_lines=False, expand=True)
+        table = Table(show_lines=True, expand=True)
         table.add_column("rule", no_wrap=True)
         table.add_column("severity", no_wrap=True)
-        table.add_column("finding", ratio=3)
-        table.add_column("fix", ratio=1)
+        table.add_column("finding and fix", ratio=1)
         for f in outcome.findings:
-            fix = ""
+            text = f.message
             if f.fix is not None:
-                fix = f"{f.fix.title} [{f.fix.applicability.value}]" + (" ✓ applied" if f.applied else "")
+                status = "applied" if f.applied else ("--fix" if f.fix.applicability.value == "safe" else "--unsafe-fixes")
+                text += f"\n[dim]fix ({f.fix.applicability.value}, {status}):[/dim] {f.fix.title}"
+            elif f.applied:
+                text += "\n[dim]resolved by the fixes applied[/dim]"
             table.add_row(
-                f"{f.code}\n{f.name}",
+                f"{f.code}\n[dim]{f.name}[/dim]",
                 f"[{_SEVERITY_STYLE[f.severity]}]{f.severity.value}[/]",
-                f.message,
-                fix,
+                text,
             )
         console.print(table)
     else:

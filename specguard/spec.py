@@ -123,8 +123,10 @@ def _item_for(edit: Edit) -> FlagItem | None:
     return FlagItem(flag=edit.name, values=(str(value),))
 
 
-def convert(spec: FlagSpec, values: tuple[str, ...]) -> Any:
-    """Type raw values as SGLang's parser would; a bad value is an input error naming the flag."""
+def convert(spec: FlagSpec, values: tuple[str, ...], written: str | None = None) -> Any:
+    """Type raw values as SGLang's parser would; a bad value is an input error naming the flag as written."""
+    if written and written != spec.flag:
+        spec = spec.model_copy(update={"flag": written})
     kind = spec.kind
     if kind is ValueKind.SWITCH:
         return True

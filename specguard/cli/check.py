@@ -80,6 +80,13 @@ def run_check(inputs: CheckInputs, level: Applicability | None) -> tuple[CheckCo
     return ctx, engine.check(ALL_RULES, ctx, fix_level=level)
 
 
+def _console_width() -> int | None:
+    """Rich wraps at 80 columns when not on a terminal; findings read better wider."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return None
+    return 120
+
+
 def rules_meta() -> dict[str, dict]:
     return {r.code: {"name": r.name, "summary": r.summary, "sources": list(r.sources)} for r in ALL_RULES}
 
@@ -121,5 +128,5 @@ def check_command(
     else:
         from rich.console import Console
 
-        print_human(outcome, check_ctx, Console(file=sys.stdout, soft_wrap=False))
+        print_human(outcome, check_ctx, Console(file=sys.stdout, width=_console_width()))
     raise typer.Exit(outcome.exit_code)

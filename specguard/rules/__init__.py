@@ -9,7 +9,7 @@ Each family's ``__init__`` lists its rules; this module lists the families.
 
 from __future__ import annotations
 
-from specguard.rules import attention, draft_model, memory, parallel, sgl_jax, slime, spec_params, version_bugs
+from specguard.rules import attention, draft_model, memory, parallel, resolution, sgl_jax, slime, spec_params, version_bugs
 from specguard.rules.base import Rule
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -21,6 +21,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *slime.RULES,
     *sgl_jax.RULES,
     *memory.RULES,
+    *resolution.RULES,
 )
 
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install everything the tests need into .venv and run them. Used by the README and by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install --quiet --upgrade pip
+# The CPU build of torch lies on local disk; installing it first keeps the runtime extra from
+# pulling a multi-GB CUDA build.
+python -m pip install --quiet torch==2.13.0
+python -m pip install --quiet -e '.[runtime,test]'
+# SGLang's own argument parser, for the parity suite (sglang --no-deps plus the few light
+# modules its argument resolution imports). The suite skips, saying why, if this fails.
+if [ "${SPECGUARD_SKIP_SGLANG_ENV:-0}" != "1" ]; then
+  bash scripts/sglang_env/setup.sh || echo "warning: SGLang parity environment not installed; parity tests will skip"
+fi
+python -m pytest -q "$@"

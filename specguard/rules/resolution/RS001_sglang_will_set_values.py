@@ -1,0 +1,74 @@
+"""RS001 sglang-will-set-values."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+
+_FIELD_FLAGS = {
+    "algorithm": "--speculative-algorithm",
+    "num_steps": "--speculative-num-steps",
+    "eagle_topk": "--speculative-eagle-topk",
+    "num_draft_tokens": "--speculative-num-draft-tokens",
+    "draft_model_path": "--speculative-draft-model-path",
+    "max_running_requests": "--max-running-requests",
+    "attention_backend": "--attention-backend",
+    "disable_overlap_schedule": "--disable-overlap-schedule",
+    "enable_mixed_chunk": "--enable-mixed-chunk",
+}
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    resolution = ctx.resolution
+    if not resolution.set_by:
+        return
+    parts = []
+    for field, reason in resolution.set_by.items():
+        value = getattr(resolution, field)
+        parts.append(f"{ctx.flag(_FIELD_FLAGS[field])}={value} ({reason})")
+    yield RULE.finding(
+        "SGLang will set " + "; ".join(parts),
+        flags=tuple(_FIELD_FLAGS[field] for field in resolution.set_by),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="RS001",
+    name="sglang-will-set-values",
+    summary="Values SGLang's own argument resolution will fill in or rewrite",
+    severity=Severity.INFO,
+    docs=RuleDocs(
+        what="Predicts the speculative values SGLang resolves at start-up (automatic steps/topk/draft "
+        "tokens by target architecture, draft tokens forced to steps + 1 under topk 1, NGRAM's derived "
+        "values, DFLASH's block size, max running requests reset to 48, the overlap scheduler and mixed "
+        "chunked prefill switched off) and shows each with the step that sets it.",
+        why="SGLang changes these silently or with a log line the user rarely reads, so the server runs "
+        "with values nobody wrote: e.g. Llama targets get topk 4 (a tree) where a chain was expected, "
+        "and max running requests drops to 48. Seeing them before launch avoids surprises.",
+        fix="None needed; write the values explicitly to pin them.",
+        fix_safety="No fix: this finding is informational.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
+        target={"architectures": ("LlamaForCausalLM",)},
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "5", "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8",
+              "--max-running-requests", "48"),
+        target={"architectures": ("LlamaForCausalLM",)},
+        sglang_version="0.5.23",
+    ),
+    sources=(
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1159-1174,1430-1461 (auto params)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1255-1266 (topk 1 => draft tokens = steps + 1)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1086-1094 (max running requests 48)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1285-1371 (NGRAM)",
+        "seed: sglang-speculative-decoding.md (Full Parameter Reference)",
+    ),
+)
