@@ -1,3 +1,12 @@
 """AB: attention backends and the hardware they need."""
 
-RULES = ()
+from specguard.rules.attention import AB001_fa3_unsupported_gpu as AB001
+from specguard.rules.attention import AB002_tree_paged_backend_unsupported as AB002
+from specguard.rules.attention import AB003_trtllm_mha_tree_draft as AB003
+from specguard.rules.attention import AB004_trtllm_mha_unsupported_gpu as AB004
+from specguard.rules.attention import AB005_flex_attention_speculative as AB005
+from specguard.rules.attention import AB006_draft_backend_not_a_choice as AB006
+from specguard.rules.attention import AB007_torch_native_disables_cuda_graph as AB007
+from specguard.rules.attention import AB008_fa4_page_forced_under_tree_draft as AB008
+
+RULES = (AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE)

@@ -1,0 +1,69 @@
+"""AB003 trtllm-mha-tree-draft."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, effective_topk, proposed_backend
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+
+_TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS:
+        return
+    flags = [f for f in _TARGET_FLAGS if ctx.spec.item(f) and ctx.spec.item(f).values == ("trtllm_mha",)]
+    topk = effective_topk(ctx)
+    if not flags or topk is None or topk <= 1:
+        return
+    replacement = proposed_backend(ctx, avoid=frozenset({"trtllm_mha"})) or "flashinfer"
+    auto = "" if ctx.spec.get("speculative_eagle_topk") == topk else " (SGLang's automatic choice for this target)"
+    yield RULE.finding(
+        f"{', '.join(ctx.flag(f) for f in flags)} trtllm_mha only supports topk 1 and topk is {topk}{auto}: "
+        f"SGLang raises 'trtllm_mha backend only supports topk = 1 for speculative decoding' at argument "
+        f"resolution. Use {replacement}, or {ctx.flag('--speculative-eagle-topk')} 1",
+        flags=(*flags, "--speculative-eagle-topk"),
+        fix=fix_of(
+            f"use {replacement} instead of trtllm_mha",
+            Applicability.UNSAFE,
+            *(Edit(name=f, value=replacement) for f in flags),
+        ),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="AB003",
+    name="trtllm-mha-tree-draft",
+    summary="trtllm_mha is used with a tree draft (topk > 1)",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="trtllm_mha as the attention, prefill or decode backend with an EAGLE-family topk above 1 "
+        "(typed, or SGLang's automatic choice: Llama targets get topk 4).",
+        why="The TRT-LLM MHA kernels have no tree mask. SGLang raises ValueError at argument "
+        "resolution (catalogue P20, `speculative_hook.py:1176-1180` in 0.5.23; the same check "
+        "exists since 0.5.1).",
+        fix="Use flashinfer (or fa3 on Hopper), or keep trtllm_mha with topk 1.",
+        fix_safety="Unsafe: another attention kernel runs.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+              "--speculative-num-draft-tokens", "8", "--attention-backend", "trtllm_mha"),
+        gpu="B200",
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "4", "--attention-backend", "trtllm_mha"),
+        gpu="B200",
+    ),
+    sources=(
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1176-1180",
+        "catalogue: shared/design/sglang-spec-checks.md P20",
+    ),
+)

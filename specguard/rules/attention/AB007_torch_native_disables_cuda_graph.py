@@ -1,0 +1,53 @@
+"""AB007 torch-native-disables-cuda-graph."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Finding, Severity
+from specguard.rules.attention.backends import proposed_backend
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm is None or ctx.spec.get("attention_backend") != "torch_native":
+        return
+    replacement = proposed_backend(ctx, avoid=frozenset({"torch_native"}))
+    yield RULE.finding(
+        f"{ctx.flag('--attention-backend')} torch_native turns CUDA graphs off for prefill and decode, so "
+        "every draft step and every verify runs eagerly and speculative decoding loses most of its speed-up"
+        + (f"; {replacement} keeps CUDA graphs" if replacement else ""),
+        flags=("--attention-backend",),
+        fix=set_flags(f"use {replacement}", Applicability.UNSAFE, attention_backend=replacement) if replacement else None,
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="AB007",
+    name="torch-native-disables-cuda-graph",
+    summary="torch_native attention turns CUDA graphs off under speculative decoding",
+    severity=Severity.WARNING,
+    docs=RuleDocs(
+        what="`--attention-backend torch_native` with a speculative algorithm.",
+        why="SGLang disables decode and prefill CUDA graphs for torch_native with a warning "
+        "(catalogue P43, `arg_groups/attention_hook.py:122-140` in 0.5.23; `server_args.py:445-449` "
+        "in 0.5.1). Speculative decoding launches many small kernels per step (one draft forward "
+        "per step, plus verify), so without graphs it is usually slower than no speculation. "
+        "torch_native also fails AB002 with topk > 1 and page size > 1.",
+        fix="Use fa3 on Hopper, else flashinfer or triton.",
+        fix_safety="Unsafe: another attention kernel runs.",
+    ),
+    bad=Example(
+        argv=("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "NGRAM", "--attention-backend", "torch_native"),
+        gpu="A10G",
+    ),
+    good=Example(
+        argv=("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "NGRAM", "--attention-backend", "triton"),
+        gpu="A10G",
+    ),
+    sources=(
+        "sglang 0.5.23: python/sglang/srt/arg_groups/attention_hook.py:122-140",
+        "catalogue: shared/design/sglang-spec-checks.md P43",
+    ),
+)

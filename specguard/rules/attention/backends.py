@@ -1,0 +1,169 @@
+"""Which attention backend SGLang will run, and which one to propose instead.
+
+Shared by the AB and VB families. Version boundaries, each read in that release's wheel:
+
+- Default backend (P38). Up to 0.5.4 ``ModelRunner.model_specific_adjustment`` picked it after
+  argument resolution, from the *resolved* topk (sglang 0.5.1
+  ``model_executor/model_runner.py:414-449``); from 0.5.5 ``ServerArgs`` picks it before the
+  speculative settings are resolved, from the topk the user typed (sglang 0.5.5
+  ``server_args.py:1135-1178``; 0.5.23 ``arg_groups/model_override_base.py:277-351``).
+- trtllm_mha became the default on SM100 in 0.5.7 (sglang 0.5.7 ``server_args.py:1517``).
+- topk > 1 with page_size > 1 (P21): no check up to 0.5.1; only flashinfer in 0.5.2-0.5.5
+  (0.5.2 ``server_args.py:784-791``); flashinfer or fa3 in 0.5.6-0.5.12 (0.5.6
+  ``server_args.py:1752-1759``); flashinfer, fa3 or triton from 0.5.13 (0.5.13
+  ``arg_groups/speculative_hook.py:376``; 0.5.23 ``:1271-1282``). NGRAM: flashinfer only
+  (0.5.3 ``server_args.py:1147-1153``; 0.5.23 ``speculative_hook.py:1355-1366``).
+"""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from specguard.rules.base import CheckContext
+
+EAGLE_TREE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
+SPECULATIVE_GRAPH_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
+
+DEFAULT_PICKED_BEFORE_SPEC_SINCE = Version("0.5.5")
+TRTLLM_DEFAULT_ON_SM100_SINCE = Version("0.5.7")
+PAGE_TREE_CHECK_SINCE = Version("0.5.2")
+PAGE_TREE_FA3_SINCE = Version("0.5.6")
+PAGE_TREE_TRITON_SINCE = Version("0.5.13")
+# PR 10892 (draft CUDA-graph replay resets its padded position buffers) first shipped in 0.5.3:
+# sglang 0.5.3 speculative/eagle_draft_cuda_graph_runner.py:302-305 (absent in 0.5.2 :302-304).
+PADDED_REPLAY_FIXED_IN = Version("0.5.3")
+
+# The architectures ModelRunner gave fa3 by default on Hopper before 0.5.5 (sglang 0.5.1
+# utils.py:2274-2290, is_fa3_default_architecture).
+FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5 = frozenset(
+    {
+        "Qwen2ForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "LlamaForCausalLM",
+        "Gemma2ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "Qwen3ForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4vMoeForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+    }
+)
+
+
+def is_mla_target(ctx: CheckContext) -> bool:
+    return ctx.target is not None and ctx.target.kv_lora_rank is not None
+
+
+def effective_topk(ctx: CheckContext) -> int | None:
+    """The topk SGLang runs with (auto-chosen, NGRAM breadth, DFLASH 1), else what was typed."""
+    topk = ctx.resolution.eagle_topk
+    return topk if topk is not None else ctx.spec.get("speculative_eagle_topk")
+
+
+def page_size(ctx: CheckContext) -> int:
+    return ctx.spec.get("page_size") or 1
+
+
+def default_backend(ctx: CheckContext) -> str | None:
+    """SGLang's own choice when ``--attention-backend`` is unset; None when the GPU is unknown."""
+    gpu = ctx.env.gpu
+    if gpu is None:
+        return None
+    if gpu.platform == "rocm":
+        return "aiter"
+    if gpu.platform != "cuda" or gpu.compute_capability is None:
+        return None
+    major = gpu.compute_capability[0]
+    before_spec = ctx.version >= DEFAULT_PICKED_BEFORE_SPEC_SINCE
+    topk = ctx.spec.get("speculative_eagle_topk") if before_spec else effective_topk(ctx)
+    if is_mla_target(ctx):
+        if major == 9:
+            return "fa3"
+        return "flashinfer" if major == 10 else "triton"
+    if major == 9:
+        no_tree = ctx.algorithm is None or topk is None or (topk == 1 and page_size(ctx) == 1)
+        if not before_spec:
+            architecture = ctx.target.architecture if ctx.target else None
+            if architecture is None:
+                return None
+            no_tree = no_tree and architecture in FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5
+            if ctx.algorithm is not None and topk is None:
+                return None
+        return "fa3" if no_tree else "flashinfer"
+    if major == 10 and ctx.version >= TRTLLM_DEFAULT_ON_SM100_SINCE:
+        given_topk = ctx.spec.get("speculative_eagle_topk")
+        if ctx.algorithm is None or ctx.algorithm == "DFLASH" or given_topk == 1:
+            return "trtllm_mha"
+    return "flashinfer"
+
+
+def attention_backend(ctx: CheckContext) -> tuple[str | None, bool]:
+    """(backend, given): ``--attention-backend`` as typed, else SGLang's predicted default."""
+    given = ctx.spec.get("attention_backend")
+    if given is not None:
+        return given, True
+    return default_backend(ctx), False
+
+
+def runtime_backends(ctx: CheckContext) -> set[str]:
+    """Every backend the target's prefill and decode will run (split flags win)."""
+    backend, _ = attention_backend(ctx)
+    prefill = ctx.spec.get("prefill_attention_backend") or backend
+    decode = ctx.spec.get("decode_attention_backend") or backend
+    return {b for b in (prefill, decode) if b is not None}
+
+
+def page_tree_backends(ctx: CheckContext) -> tuple[str, ...] | None:
+    """P21/P67: the backends SGLang accepts for topk > 1 with page_size > 1; None: no check."""
+    if ctx.algorithm == "NGRAM":
+        return ("flashinfer",) if ctx.version >= Version("0.5.3") else None
+    if ctx.version < PAGE_TREE_CHECK_SINCE:
+        return None
+    if ctx.version < PAGE_TREE_FA3_SINCE:
+        return ("flashinfer",)
+    if ctx.version < PAGE_TREE_TRITON_SINCE:
+        return ("flashinfer", "fa3")
+    return ("flashinfer", "fa3", "triton")
+
+
+def flashinfer_padding_bug(ctx: CheckContext, backend: str) -> bool:
+    """VB001's condition for one backend: flashinfer, EAGLE CUDA graphs on, before 0.5.3."""
+    return (
+        backend == "flashinfer"
+        and ctx.version < PADDED_REPLAY_FIXED_IN
+        and ctx.algorithm in SPECULATIVE_GRAPH_ALGORITHMS
+        and not ctx.spec.get("disable_cuda_graph")
+    )
+
+
+def backend_works(ctx: CheckContext, backend: str) -> bool:
+    """Whether ``backend`` passes every AB/VB check for this configuration and GPU."""
+    gpu = ctx.env.gpu
+    major = gpu.compute_capability[0] if gpu and gpu.compute_capability else None
+    topk = effective_topk(ctx) or 1
+    if backend == "fa3" and not (major == 9 or (major == 8 and not is_mla_target(ctx))):
+        return False
+    if backend == "trtllm_mha" and (topk > 1 or major not in (9, 10, 12)):
+        return False
+    allowed = page_tree_backends(ctx)
+    if topk > 1 and page_size(ctx) > 1 and allowed is not None and backend not in allowed:
+        return False
+    return not flashinfer_padding_bug(ctx, backend)
+
+
+def proposed_backend(ctx: CheckContext, *, avoid: frozenset[str] = frozenset()) -> str | None:
+    """The backend specguard proposes: Hopper fa3, else flashinfer, else triton; None if none fits."""
+    gpu = ctx.env.gpu
+    if gpu is None or gpu.platform not in ("cuda", "rocm"):
+        return None
+    if gpu.platform == "rocm":
+        order = ("aiter", "triton")
+    elif gpu.is_hopper:
+        order = ("fa3", "flashinfer", "triton")
+    else:
+        order = ("flashinfer", "triton")
+    for backend in order:
+        if backend not in avoid and backend_works(ctx, backend):
+            return backend
+    return None
