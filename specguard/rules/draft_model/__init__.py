@@ -2,5 +2,30 @@
 
 from specguard.rules.draft_model import DM001_draft_dtype_differs_from_target as DM001
 from specguard.rules.draft_model import DM002_draft_context_shorter_than_target as DM002
+from specguard.rules.draft_model import DM003_draft_vocab_differs_from_target as DM003
+from specguard.rules.draft_model import DM004_draft_hidden_size_differs_from_target as DM004
+from specguard.rules.draft_model import DM005_separate_draft_algorithm_without_draft_path as DM005
+from specguard.rules.draft_model import DM006_mtp_without_mtp_layers as DM006
+from specguard.rules.draft_model import DM007_eagle3_ignores_token_map as DM007
+from specguard.rules.draft_model import DM008_draft_architecture_does_not_match_algorithm as DM008
+from specguard.rules.draft_model import DM009_remote_code_revision_not_pinned as DM009
+from specguard.rules.draft_model import DM010_draft_path_for_mtp_target as DM010
+from specguard.rules.draft_model import DM011_eagle3_with_gemma4_assistant as DM011
+from specguard.rules.draft_model import DM012_context_length_above_target as DM012
+from specguard.rules.draft_model import DM013_eagle3_aux_layers_out_of_range as DM013
 
-RULES = (DM001.RULE, DM002.RULE)
+RULES = (
+    DM001.RULE,
+    DM002.RULE,
+    DM003.RULE,
+    DM004.RULE,
+    DM005.RULE,
+    DM006.RULE,
+    DM007.RULE,
+    DM008.RULE,
+    DM009.RULE,
+    DM010.RULE,
+    DM011.RULE,
+    DM012.RULE,
+    DM013.RULE,
+)

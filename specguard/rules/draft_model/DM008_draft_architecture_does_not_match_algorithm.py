@@ -1,0 +1,166 @@
+"""DM008 draft-architecture-does-not-match-algorithm."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.draft_model._common import (
+    DFLASH_HEADS,
+    EAGLE1_HEADS,
+    EAGLE3_HEADS,
+    GEMMA4_ASSISTANTS,
+    UNREGISTERED_EAGLE3_NAMES,
+    is_mtp_module,
+)
+
+
+def _is_plain_lm(arch: str) -> bool:
+    return arch.endswith("ForCausalLM") and not is_mtp_module(arch)
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    algorithm = ctx.algorithm
+    if algorithm not in ("EAGLE", "EAGLE3", "STANDALONE", "DFLASH") or ctx.draft is None:
+        return
+    if ctx.spec.get("speculative_draft_model_path") is None:
+        return
+    arch = ctx.draft.architecture
+    if arch is None:
+        return
+    algo_flag = ctx.flag("--speculative-algorithm")
+    if algorithm == "EAGLE3":
+        if arch in UNREGISTERED_EAGLE3_NAMES:
+            right = UNREGISTERED_EAGLE3_NAMES[arch]
+            yield RULE.finding(
+                f"the draft's architectures say {arch} (the vLLM/AngelSlim name), which SGLang "
+                f"{ctx.env.sglang_version} does not register: loading the draft fails with 'Model architectures "
+                f"['{arch}'] are not supported' after the target has loaded. Change architectures in the "
+                f"draft's config.json to [\"{right}\"], as the SGLang copies of these heads do",
+            )
+        elif arch in EAGLE1_HEADS:
+            yield RULE.finding(
+                f"EAGLE3 with an EAGLE-1 head ({arch}): the target sends three captured hidden states "
+                "(3 x hidden) and the EAGLE-1 fc expects embedding + one hidden state, so the first draft "
+                f"forward fails with a shape error after loading. Use {algo_flag} EAGLE",
+                flags=("--speculative-algorithm",),
+                fix=set_flags("use EAGLE, the algorithm this head was trained for", Applicability.UNSAFE,
+                              speculative_algorithm="EAGLE"),
+            )
+        elif arch in DFLASH_HEADS:
+            yield RULE.finding(
+                f"EAGLE3 with a DFlash draft ({arch}): the EAGLE3 worker cannot drive it. Use {algo_flag} DFLASH",
+                flags=("--speculative-algorithm",),
+                fix=set_flags("use DFLASH, the algorithm this draft was trained for", Applicability.UNSAFE,
+                              speculative_algorithm="DFLASH"),
+            )
+        elif arch == "LlamaForCausalLM" and ctx.draft.num_hidden_layers == 1:
+            yield RULE.finding(
+                "the EAGLE3 draft's architectures say LlamaForCausalLM (an original yuhuili upload): SGLang "
+                "loads it as a plain one-layer Llama, skips its fc and d2t weights, and its lm_head has "
+                f"draft_vocab_size rows, so loading fails or the draft ignores the target's hidden states. "
+                "Set architectures to [\"LlamaForCausalLMEagle3\"] in its config.json (as the lmsys/jamesliu1 "
+                "copies do)",
+            )
+        return
+    if algorithm == "EAGLE":
+        if arch in EAGLE3_HEADS or arch in UNREGISTERED_EAGLE3_NAMES:
+            yield RULE.finding(
+                f"EAGLE with an EAGLE3 head ({arch}): SGLang accepts it, but the target then captures no "
+                "auxiliary hidden states, the head skips its fc layer and drafts from features it was never "
+                f"trained on, so almost nothing is accepted. Use {algo_flag} EAGLE3",
+                flags=("--speculative-algorithm",),
+                fix=set_flags("use EAGLE3, the algorithm this head was trained for", Applicability.UNSAFE,
+                              speculative_algorithm="EAGLE3"),
+            )
+        elif arch in DFLASH_HEADS:
+            yield RULE.finding(
+                f"EAGLE with a DFlash draft ({arch}): the EAGLE worker cannot drive it. Use {algo_flag} DFLASH",
+                flags=("--speculative-algorithm",),
+                fix=set_flags("use DFLASH, the algorithm this draft was trained for", Applicability.UNSAFE,
+                              speculative_algorithm="DFLASH"),
+            )
+        elif _is_plain_lm(arch):
+            if ctx.draft.num_hidden_layers == 1:
+                hint = (f"if it is an EAGLE head uploaded with a plain name (yuhuili/EAGLE-*), set architectures to "
+                        f"[\"{arch}Eagle\"] in its config.json as the lmsys/sglang-EAGLE copies do")
+            else:
+                hint = f"if it is a small model of the target's family, use {algo_flag} STANDALONE"
+            yield RULE.finding(
+                f"EAGLE with a plain causal LM draft ({arch}, {ctx.draft.num_hidden_layers or '?'} layers): "
+                "SGLang loads it as an ordinary model that ignores the target's hidden states (its fc weights, "
+                f"if any, are skipped), so acceptance is near zero; {hint}",
+            )
+        return
+    if algorithm == "STANDALONE":
+        if arch in EAGLE3_HEADS or arch in EAGLE1_HEADS or arch in UNREGISTERED_EAGLE3_NAMES:
+            right = "EAGLE3" if arch not in EAGLE1_HEADS else "EAGLE"
+            yield RULE.finding(
+                f"STANDALONE with an EAGLE head ({arch}): a head has no standalone forward (it needs the "
+                f"target's hidden states, which the STANDALONE worker never passes), so the draft fails or "
+                f"drafts nonsense. Use {algo_flag} {right}",
+                flags=("--speculative-algorithm",),
+                fix=set_flags(f"use {right}, the algorithm this head was trained for", Applicability.UNSAFE,
+                              speculative_algorithm=right),
+            )
+        elif arch in DFLASH_HEADS or arch in GEMMA4_ASSISTANTS:
+            yield RULE.finding(
+                f"STANDALONE with a {arch} draft, which is not a standalone language model. Use the algorithm "
+                "it was trained for",
+                flags=("--speculative-algorithm",),
+            )
+        return
+    # DFLASH
+    if arch not in DFLASH_HEADS:
+        yield RULE.finding(
+            f"DFLASH needs a DFlash draft (architectures DFlashDraftModel), but the draft is {arch}: the DFLASH "
+            "worker reads block_size and dflash_config.target_layer_ids from it and cannot run another kind "
+            "of draft",
+            flags=("--speculative-algorithm", "--speculative-draft-model-path"),
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="DM008",
+    name="draft-architecture-does-not-match-algorithm",
+    summary="The draft's architecture is not the kind of draft the algorithm runs",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="Compares the draft's `architectures[0]` with the algorithm: EAGLE3 wants an EAGLE3 head "
+        "(`LlamaForCausalLMEagle3`), EAGLE an EAGLE-1 head (`LlamaForCausalLMEagle`, "
+        "`Qwen2ForCausalLMEagle`, ...) or an MTP module, DFLASH a `DFlashDraftModel`, STANDALONE an "
+        "ordinary language model.",
+        why="SGLang accepts any pairing at argument time (P10, cases dm:P01-P03) and loads the draft by its "
+        "`architectures`. A wrong head either fails after the target has loaded (EAGLE-1 head under EAGLE3: "
+        "fc shape mismatch; `Eagle3LlamaForCausalLM`, the vLLM/AngelSlim name, is not registered in 0.5.23 - "
+        "only `LlamaForCausalLMEagle3` is, `models/llama_eagle3.py:387`) or runs with near-zero acceptance "
+        "(an EAGLE3 head under EAGLE skips its fc because the target captures no aux states; yuhuili's "
+        "original uploads say plain `LlamaForCausalLM`, which SGLang loads as an ordinary one-layer Llama "
+        "that ignores the hidden states - the lmsys/jamesliu1 copies only rename `architectures`). All "
+        "cases are errors: even the silent ones make speculation slower than none.",
+        fix="When the head is a known kind, specguard proposes the algorithm it was trained for; renamed "
+        "heads need their config.json edited.",
+        fix_safety="Unsafe: it changes the algorithm.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        draft={"architectures": ("LlamaForCausalLMEagle3",)},
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        draft={"architectures": ("LlamaForCausalLMEagle3",)},
+    ),
+    sources=(
+        "design: sglang-spec-checks.md P10 (cases dm:P01, P02, P03)",
+        "design: dialects.md §4 (draft naming: LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, LlamaForCausalLMEagle)",
+        "sglang 0.5.23: python/sglang/srt/models/llama_eagle3.py:238-247, 387",
+        "sglang 0.5.23: python/sglang/srt/models/llama_eagle.py:91, 153",
+        "sglang 0.5.23: python/sglang/srt/models/dflash.py:1317",
+        "sglang 0.5.23: python/sglang/srt/models/llama.py:929-941 (set_eagle3_layers_to_capture)",
+        "fixture: shared/fixtures/draft-templates/Tencent-AngelSlim/qwen3-32b-eagle3.json (Eagle3LlamaForCausalLM)",
+    ),
+)

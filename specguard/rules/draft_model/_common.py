@@ -1,0 +1,191 @@
+"""Facts about SGLang's draft handling that several DM (and SL) rules share.
+
+Every list here is read from the SGLang 0.5.23 wheel (``pip download --no-deps sglang==0.5.23``);
+the file and line are given with each one. Pure data and pure functions: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from specguard.models import ModelFacts
+
+# Algorithms that load a separate draft checkpoint (or a draft-mode copy of the target).
+DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
+
+# P25, ``arg_groups/speculative_hook.py:1121-1156`` (``_handle_eagle_family``): for these target
+# architectures SGLang fills ``--speculative-draft-model-path`` with ``--model-path`` when it is
+# unset, and warns "DeepSeek MTP does not require setting speculative_draft_model_path" when it
+# is set (except for the two Mistral/Pixtral ones, whose MTP draft is a separate EAGLE head).
+MTP_AUTOFILL_ARCHITECTURES = frozenset(
+    {
+        "DeepseekV32ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV4ForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "GlmMoeDsaForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "BailingMoeV2_5ForCausalLM",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "HYV3ForCausalLM",
+        "HYV4ForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+    }
+)
+MTP_AUTOFILL_NO_WARNING = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
+
+# ``configs/model_config.py:1010-1211`` (``ModelConfig._config_draft_model``): a draft-mode
+# ModelConfig of these architectures is rewritten to the model's own MTP/NextN module. With no
+# draft path the draft worker loads ``--model-path`` (``ModelConfig.from_server_args``:
+# ``model_path=model_path or cfg.model_path``, model_config.py:956), so EAGLE/NEXTN without a
+# draft path works for exactly these targets (and the P25 ones). MiMo is here: slime's
+# ``run-mimo-7B-rl-eagle.sh`` gives no draft path and SGLang loads ``MiMoMTP`` from the target.
+MTP_DRAFT_REWRITE_ARCHITECTURES = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "DeepseekV4ForCausalLM",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "Glm5NextForConditionalGeneration",
+        "GlmOcrForConditionalGeneration",
+        "LongcatFlashForCausalLM",
+        "MiMoForCausalLM",
+        "MiMoV2ForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "Step3p5ForCausalLM",
+        "Step3p7ForConditionalGeneration",
+        "InklingForConditionalGeneration",
+        "GigaChat35ForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2_5ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
+        "Qwen3NextForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+        "Qwen3MoeForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForCausalLM",
+        "Qwen3_5MoeForCausalLM",
+        "InternS2PreviewForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration",
+        "ExaoneMoEForCausalLM",
+        "ExaoneMoeForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "HYV3ForCausalLM",
+        "HYV4ForCausalLM",
+    }
+)
+# Rewrites that force ``num_nextn_predict_layers = 1``: a config without the key is normal there.
+MTP_REWRITE_FORCES_ONE_LAYER = frozenset(
+    {
+        "DeepseekV4ForCausalLM",
+        "Glm5NextForConditionalGeneration",
+        "MiMoV2ForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "Qwen3NextForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+        "Qwen3MoeForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForCausalLM",
+        "Qwen3_5MoeForCausalLM",
+        "InternS2PreviewForConditionalGeneration",
+        "InternS2MobiusForConditionalGeneration",
+        "ExaoneMoEForCausalLM",
+        "ExaoneMoeForCausalLM",
+        "NemotronH_Omni_Reasoning_V3",
+        "NemotronHForCausalLM",
+        "NemotronHPuzzleForCausalLM",
+        "HYV3ForCausalLM",
+        "HYV4ForCausalLM",
+    }
+)
+
+
+def is_mtp_capable(target: ModelFacts) -> bool | None:
+    """Whether EAGLE/NEXTN without a draft path can use the target's own MTP layers."""
+    arch = target.architecture
+    if target.has_mtp_layers:
+        return True
+    if arch in MTP_AUTOFILL_ARCHITECTURES or arch in MTP_DRAFT_REWRITE_ARCHITECTURES:
+        return True
+    if arch is None:
+        return None
+    return False
+
+
+# Draft heads registered in 0.5.23 (``EntryClass`` in ``models/*.py``).
+EAGLE3_HEADS = frozenset({"LlamaForCausalLMEagle3", "Eagle3DeepseekV2ForCausalLM"})  # llama_eagle3.py:387, kimi_k25_eagle3.py:523
+EAGLE1_HEADS = frozenset(
+    {"LlamaForCausalLMEagle", "Qwen2ForCausalLMEagle", "MistralForCausalLMEagle", "MistralLarge3ForCausalLMEagle"}
+)  # llama_eagle.py:153, qwen2_eagle.py:151, mistral_eagle.py:210, mistral_large_3_eagle.py:83
+DFLASH_HEADS = frozenset(
+    {
+        "DFlashDraftModel",
+        "DFlashLagunaForCausalLM",
+        "MuseGlimmerAssistantModel",
+        "DFlash2DraftModel",
+        "DFlash2BeamDraftModel",
+        "MiniMaxDFlash2DraftModel",
+    }
+)  # dflash.py:1317
+GEMMA4_ASSISTANTS = frozenset({"Gemma4AssistantForCausalLM", "Gemma4UnifiedAssistantForCausalLM"})  # gemma4_mtp.py:404
+# Names other stacks use for an EAGLE3 head that SGLang 0.5.23 does not register.
+UNREGISTERED_EAGLE3_NAMES = {"Eagle3LlamaForCausalLM": "LlamaForCausalLMEagle3"}  # AngelSlim / vLLM style
+
+
+def is_mtp_module(arch: str | None) -> bool:
+    """An MTP/NextN draft class (or a target SGLang rewrites to one in draft mode)."""
+    if arch is None:
+        return False
+    return arch in MTP_DRAFT_REWRITE_ARCHITECTURES or arch.endswith(("NextN", "MTP")) or arch in ("MiMoMTP", "IQuestQ1MTP")
+
+
+def derived_context_length(facts: ModelFacts | None) -> int | None:
+    """SGLang's ``get_context_length`` (``utils/hf_transformers/common.py:677-694``).
+
+    ``max_position_embeddings`` times the rope-scaling ``factor``, except that the factor is 1
+    when ``rope_scaling`` has ``original_max_position_embeddings`` or is ``rope_type: llama3``.
+    (SGLang reads ``max_sequence_length``, ``seq_length``, ``max_seq_len`` and
+    ``model_max_length`` before ``max_position_embeddings``; ModelFacts does not carry those.)
+    """
+    if facts is None or facts.max_position_embeddings is None:
+        return None
+    factor: float = 1
+    scaling = facts.rope_scaling
+    if scaling:
+        raw = scaling.get("factor", 1)
+        factor = raw if isinstance(raw, (int, float)) else 1
+        if "original_max_position_embeddings" in scaling or scaling.get("rope_type") == "llama3":
+            factor = 1
+    return int(factor * facts.max_position_embeddings)
+
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def is_commit(revision: str | None) -> bool:
+    return bool(revision and _COMMIT.match(revision))
+
+
+def is_hub_reference(path: str | None, facts: ModelFacts | None) -> bool:
+    """Whether SGLang will fetch ``path`` from the hub (a repo id that is not a local directory).
+
+    A hub download always resolves to a snapshot commit (``facts.revision``); a local directory
+    read without ``--revision`` has none, which tells ``org/name`` directories apart.
+    """
+    if not path or not _REPO_ID.match(path) or path.startswith((".", "/", "~")):
+        return False
+    if facts is None:
+        return True
+    return facts.revision is not None or "@" in facts.source
