@@ -1,3 +1,19 @@
 """SP: speculative parameters (steps, topk, draft tokens, SpecV2, algorithm names)."""
 
-RULES = ()
+from specguard.rules.spec_params import SP001_spec_params_partially_set as SP001
+from specguard.rules.spec_params import SP002_draft_tokens_rewritten_for_chain as SP002
+from specguard.rules.spec_params import SP003_draft_tokens_exceed_tree as SP003
+from specguard.rules.spec_params import SP004_spec_v2_env_with_tree as SP004
+from specguard.rules.spec_params import SP005_spec_params_out_of_range as SP005
+from specguard.rules.spec_params import SP006_spec_flags_without_algorithm as SP006
+from specguard.rules.spec_params import SP007_ngram_topk_overridden as SP007
+from specguard.rules.spec_params import SP008_adaptive_spec_unsupported as SP008
+from specguard.rules.spec_params import SP009_rejection_sampling_unsupported as SP009
+from specguard.rules.spec_params import SP010_block_verification_unsupported as SP010
+from specguard.rules.spec_params import SP011_draft_window_invalid as SP011
+from specguard.rules.spec_params import SP012_ngram_external_corpus_budget as SP012
+
+RULES = (
+    SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,
+    SP007.RULE, SP008.RULE, SP009.RULE, SP010.RULE, SP011.RULE, SP012.RULE,
+)

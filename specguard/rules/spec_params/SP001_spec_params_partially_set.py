@@ -1,0 +1,128 @@
+"""SP001 spec-params-partially-set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.spec_params._shared import EAGLE_FAMILY, tree_capacity
+
+# The (steps, topk, draft tokens) row SGLang auto-chooses for most targets (P14).
+DEFAULT_STEPS = 3
+# For a tree (topk > 1) with no draft-token budget: the ratio of SGLang's Llama row (5, 4, 8).
+TREE_TOKENS_PER_TOPK = 2
+
+
+def adaptive_fills_in(ctx: CheckContext) -> bool:
+    """--speculative-adaptive on EAGLE/EAGLE3 with topk 1 or unset fills in topk, steps and tokens (P55)."""
+    topk = ctx.spec.get("speculative_eagle_topk")
+    return ctx.spec.has("--speculative-adaptive") and ctx.algorithm in ("EAGLE", "EAGLE3") and topk in (None, 1)
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm not in EAGLE_FAMILY or adaptive_fills_in(ctx):
+        return
+    steps = ctx.spec.get("speculative_num_steps")
+    topk = ctx.spec.get("speculative_eagle_topk")
+    tokens = ctx.spec.get("speculative_num_draft_tokens")
+    steps_flag, topk_flag, tokens_flag = (
+        ctx.flag("--speculative-num-steps"),
+        ctx.flag("--speculative-eagle-topk"),
+        ctx.flag("--speculative-num-draft-tokens"),
+    )
+    if steps is None and (topk is not None or tokens is not None):
+        given = " and ".join(f for f, v in ((topk_flag, topk), (tokens_flag, tokens)) if v is not None)
+        if topk is None or topk == 1:
+            new_steps = max(1, tokens - 1) if tokens is not None else DEFAULT_STEPS
+            fix = set_flags(
+                f"set {steps_flag} {new_steps}, {topk_flag} 1, {tokens_flag} {new_steps + 1} (a chain)",
+                Applicability.UNSAFE,
+                speculative_num_steps=new_steps,
+                speculative_eagle_topk=1,
+                speculative_num_draft_tokens=new_steps + 1,
+            )
+        else:
+            new_tokens = tokens if tokens is not None else TREE_TOKENS_PER_TOPK * topk
+            new_steps = DEFAULT_STEPS
+            while tree_capacity(new_steps, topk) < new_tokens - 1:
+                new_steps += 1
+            fix = set_flags(
+                f"set {steps_flag} {new_steps} (and {tokens_flag} {new_tokens})",
+                Applicability.UNSAFE,
+                speculative_num_steps=new_steps,
+                speculative_num_draft_tokens=new_tokens,
+            )
+        yield RULE.finding(
+            f"{given} without {steps_flag}: SGLang fails argument resolution with a bare AssertionError "
+            f"(no message). Set all three of {steps_flag}, {topk_flag} and {tokens_flag}, or none of them "
+            "so that SGLang chooses them",
+            flags=("--speculative-num-steps", "--speculative-eagle-topk", "--speculative-num-draft-tokens"),
+            fix=fix,
+        )
+        return
+    if steps is not None and topk is None:
+        yield RULE.finding(
+            f"{steps_flag} {steps} without {topk_flag}: SGLang crashes during argument resolution with "
+            "\"TypeError: '>' not supported between instances of 'NoneType' and 'int'\". "
+            f"Set {topk_flag} (1 for a chain, then {tokens_flag} {steps + 1})",
+            flags=("--speculative-num-steps", "--speculative-eagle-topk"),
+            fix=set_flags(
+                f"set {topk_flag} 1 and {tokens_flag} {steps + 1}",
+                Applicability.UNSAFE,
+                speculative_eagle_topk=1,
+                speculative_num_draft_tokens=steps + 1,
+            ),
+        )
+        return
+    if steps is not None and topk is not None and topk > 1 and tokens is None and steps >= 1:
+        new_tokens = min(tree_capacity(steps, topk) + 1, TREE_TOKENS_PER_TOPK * topk)
+        yield RULE.finding(
+            f"{topk_flag} {topk} without {tokens_flag}: SGLang accepts it and resolves the draft-token "
+            f"budget to None, so verification has no tree size to work with. Set {tokens_flag} "
+            f"(at most {tree_capacity(steps, topk) + 1} for {steps} steps of topk {topk})",
+            flags=("--speculative-num-draft-tokens",),
+            fix=set_flags(
+                f"set {tokens_flag} {new_tokens}", Applicability.UNSAFE, speculative_num_draft_tokens=new_tokens
+            ),
+            severity=Severity.WARNING,
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="SP001",
+    name="spec-params-partially-set",
+    summary="Only some of --speculative-num-steps / -eagle-topk / -num-draft-tokens are set",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="For EAGLE, EAGLE3, NEXTN and STANDALONE, checks that the three tree parameters are set "
+        "together or not at all. NGRAM and DFLASH derive their own values and are not checked here.",
+        why="SGLang only auto-chooses (steps, topk, draft tokens) when `--speculative-num-steps` is unset "
+        "and the other two are too. topk or draft tokens without steps fails a bare `assert` with an "
+        "empty message (catalogue P15, speculative_hook.py:1160-1163); steps without topk crashes with a "
+        "TypeError at speculative_hook.py:1274 (P16); topk > 1 without draft tokens is accepted with "
+        "draft tokens None (P18).",
+        fix="Fill in the missing values: topk 1 and draft tokens steps + 1 (a chain), or for a tree the "
+        "steps needed to offer the draft tokens. Alternatively drop the partial values and let SGLang "
+        "choose.",
+        fix_safety="Unsafe: the values specguard picks change the draft tree SGLang runs.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3"),
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "4"),
+    ),
+    sources=(
+        "seed: sglang-speculative-decoding.md (Full Parameter Reference, Core parameters)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1159-1174 (auto-choose, P14/P15)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1274 (P16)",
+        "catalogue: shared/design/sglang-spec-checks.md P15, P16, P18",
+    ),
+)

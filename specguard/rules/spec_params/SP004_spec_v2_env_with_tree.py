@@ -1,0 +1,145 @@
+"""SP004 spec-v2-env-with-tree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, set_flags
+
+ENV = "SGLANG_ENABLE_SPEC_V2"
+
+# The life of SGLANG_ENABLE_SPEC_V2, read in each release's wheel (sglang/srt/...):
+ADDED = Version("0.5.5")  # environ.py:258 EnvBool(False); server_args.py:1539-1552, EAGLE only, no topk check
+ARG_CHECK = Version("0.5.7")  # server_args.py:2000-2014 raises on an explicit topk > 1 (0.5.7-0.5.10)
+DEFAULT_ON = Version("0.5.11")  # environ.py:459 EnvBool(True); explicit topk > 1 falls back to V1 (3460-3473)
+TREE_SUPPORTED = Version("0.5.13")  # arg_groups/speculative_hook.py:288-293: the env var only picks overlap
+REMOVED = Version("0.5.14")  # arg_groups/speculative_hook.py:69-75 warns "has been removed" (to 0.5.20)
+GONE = Version("0.5.21")  # no trace of the name at all (catalogue P36)
+
+
+def v2_algorithms(version: Version) -> frozenset[str]:
+    if version < ARG_CHECK:
+        return frozenset({"EAGLE"})  # 0.5.5/0.5.6: "Beta spec is enabled for eagle"
+    if version < Version("0.5.9"):
+        return frozenset({"EAGLE", "EAGLE3"})  # 0.5.7/0.5.8
+    return frozenset({"EAGLE", "EAGLE3", "STANDALONE"})  # 0.5.9-0.5.12
+
+
+def _drop_env(title: str) -> object:
+    return fix_of(title, Applicability.SAFE, Edit(target="env", name=ENV, value=None))
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    raw = ctx.spec.env_value(ENV)
+    version = ctx.version
+    if version < ADDED or version >= REMOVED:
+        if raw is None:
+            return
+        if version < ADDED:
+            why = f"SGLang {version} has no {ENV} (it appeared in 0.5.5): it is ignored, and speculative decoding runs without the overlap scheduler"
+        elif version < GONE:
+            why = f"{ENV} was removed in 0.5.14: SGLang {version} logs that it is ignored and always runs the V2 worker; use {ctx.flag('--disable-overlap-schedule')} for the synchronous path"
+        else:
+            why = f"{ENV} no longer exists in SGLang {version} and is ignored without a word: the V2 worker always runs, overlapped unless {ctx.flag('--disable-overlap-schedule')}, and topk > 1 is supported"
+        yield RULE.finding(why, fix=_drop_env(f"drop {ENV} (ignored)"), severity=Severity.INFO)
+        return
+    if version >= TREE_SUPPORTED or ctx.algorithm not in v2_algorithms(version):
+        return
+    v2_on = ctx.spec.env_flag(ENV) if version < DEFAULT_ON else (raw is None or ctx.spec.env_flag(ENV))
+    if not v2_on or (version >= DEFAULT_ON and ctx.spec.get("disable_overlap_schedule")):
+        return
+    topk = ctx.spec.get("speculative_eagle_topk")
+    steps = ctx.spec.get("speculative_num_steps") or ctx.resolution.num_steps or 3
+    topk_flag = ctx.flag("--speculative-eagle-topk")
+    chain = set_flags(
+        f"set {topk_flag} 1 with {steps} steps and {steps + 1} draft tokens",
+        Applicability.UNSAFE,
+        speculative_num_steps=steps,
+        speculative_eagle_topk=1,
+        speculative_num_draft_tokens=steps + 1,
+    )
+    where = f"{ENV}={raw}" if raw is not None else f"{ENV} (on by default in {version})"
+    if topk is not None and topk > 1:
+        if version >= DEFAULT_ON:
+            yield RULE.finding(
+                f"with {topk_flag} {topk}, SGLang {version} quietly runs spec V1 without the overlap "
+                f"scheduler although {where}: V2 only supports topk 1 before 0.5.13",
+                flags=("--speculative-eagle-topk",),
+                severity=Severity.INFO,
+            )
+        elif version >= ARG_CHECK:
+            yield RULE.finding(
+                f"{where} with {topk_flag} {topk}: SGLang {version} rejects it at argument time "
+                "('Spec v2 currently only supports topk = 1 for speculative decoding'). Use topk 1 or drop the env var",
+                flags=("--speculative-eagle-topk",),
+                fix=chain,
+            )
+        else:
+            yield RULE.finding(
+                f"{where} with {topk_flag} {topk}: SGLang {version} does not check it, and the V2 worker "
+                "only handles topk 1 (tensor shape errors, issue 14077). Use topk 1 or drop the env var",
+                flags=("--speculative-eagle-topk",),
+                fix=chain,
+            )
+        return
+    auto_topk = ctx.resolution.eagle_topk
+    if topk is None and ctx.spec.get("speculative_num_steps") is None and auto_topk is not None and auto_topk > 1:
+        yield RULE.finding(
+            f"{where} and {topk_flag} unset: SGLang {version} checks topk before it auto-chooses "
+            f"{auto_topk} for this target, so V2 runs a topk-{auto_topk} tree it does not support and fails "
+            f"once serving starts (issue 14077). Set {topk_flag} 1 explicitly",
+            flags=("--speculative-eagle-topk",),
+            fix=chain,
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="SP004",
+    name="spec-v2-env-with-tree",
+    summary="SGLANG_ENABLE_SPEC_V2 with topk > 1, or set where SGLang ignores it",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="Follows `SGLANG_ENABLE_SPEC_V2` through SGLang's releases and checks the topk it runs with.",
+        why="0.5.5-0.5.6: the variable (default off) puts EAGLE on the experimental V2 worker with no topk "
+        "check (server_args.py:1539-1552 in 0.5.5). 0.5.7-0.5.10: EAGLE/EAGLE3 (and STANDALONE from "
+        "0.5.9) raise 'Spec v2 currently only supports topk = 1' for an explicit topk > 1 (0.5.7 "
+        "server_args.py:2000-2014), but the check runs before the auto-choice, so Llama's auto topk 4 slips "
+        "through to a worker that cannot run it (issue 14077). 0.5.11-0.5.12: on by default; an explicit "
+        "topk > 1 falls back to V1 (0.5.11 server_args.py:3460-3473), an auto one still slips through. "
+        "0.5.13: V2 runs trees; the variable only chooses overlap. 0.5.14-0.5.20: removed, with a warning "
+        "(arg_groups/speculative_hook.py:69-75 in 0.5.14). 0.5.21 and later: no trace (catalogue P36). "
+        "The seed document still describes the 0.5.7-0.5.10 behaviour.",
+        fix="Set topk 1 (steps kept, draft tokens steps + 1); where the variable is ignored, drop it.",
+        fix_safety="Unsafe where topk changes (a chain instead of a tree); dropping an ignored variable is safe.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+              "--speculative-num-draft-tokens", "8"),
+        env={ENV: "1"},
+        sglang_version="0.5.8",
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "4"),
+        env={ENV: "1"},
+        sglang_version="0.5.8",
+    ),
+    sources=(
+        "seed: sglang-speculative-decoding.md (Speculative Decoding V2 (Overlap Scheduler); Environment variables)",
+        "https://github.com/sgl-project/sglang/issues/14077",
+        "sglang 0.5.5: python/sglang/srt/environ.py:258; python/sglang/srt/server_args.py:1539-1552",
+        "sglang 0.5.7: python/sglang/srt/server_args.py:2000-2020",
+        "sglang 0.5.11: python/sglang/srt/environ.py:459; python/sglang/srt/server_args.py:3460-3480",
+        "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:288-303",
+        "sglang 0.5.14: python/sglang/srt/arg_groups/speculative_hook.py:69-75",
+        "catalogue: shared/design/sglang-spec-checks.md P36",
+    ),
+)

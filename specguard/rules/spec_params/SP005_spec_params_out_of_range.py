@@ -1,0 +1,80 @@
+"""SP005 spec-params-out-of-range."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.spec_params._shared import EAGLE_FAMILY
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm not in EAGLE_FAMILY:
+        return
+    steps = ctx.spec.get("speculative_num_steps")
+    topk = ctx.spec.get("speculative_eagle_topk")
+    tokens = ctx.spec.get("speculative_num_draft_tokens")
+    bad = [
+        (ctx.flag(flag), value, minimum)
+        for flag, value, minimum in (
+            ("--speculative-num-steps", steps, 1),
+            ("--speculative-eagle-topk", topk, 1),
+            ("--speculative-num-draft-tokens", tokens, 2),
+        )
+        if value is not None and value < minimum
+    ]
+    if not bad:
+        return
+    new_steps = max(steps, 1) if steps is not None else None
+    new_topk = max(topk, 1) if topk is not None else None
+    values: dict[str, int] = {}
+    if new_steps is not None:
+        values["speculative_num_steps"] = new_steps
+    if new_topk is not None:
+        values["speculative_eagle_topk"] = new_topk
+    if tokens is not None:
+        values["speculative_num_draft_tokens"] = (
+            new_steps + 1 if new_topk == 1 and new_steps is not None else max(tokens, 2)
+        )
+    described = ", ".join(f"{flag} {value} (minimum {minimum})" for flag, value, minimum in bad)
+    yield RULE.finding(
+        f"{described}: SGLang accepts these at argument time and the draft or verify stage breaks once "
+        "requests arrive. Use at least 1 step, topk 1 and 2 draft tokens",
+        flags=("--speculative-num-steps", "--speculative-eagle-topk", "--speculative-num-draft-tokens"),
+        fix=set_flags("raise them to the smallest working values", Applicability.UNSAFE, **values),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="SP005",
+    name="spec-params-out-of-range",
+    summary="--speculative-num-steps < 1, --speculative-eagle-topk < 1 or --speculative-num-draft-tokens < 2",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="Range-checks the three tree parameters of the EAGLE worker family.",
+        why="SGLang has no range checks on them (catalogue P19: steps 0 and topk -2 are accepted). A "
+        "draft of zero steps or a topk below 1 cannot build a tree, and fewer than 2 draft tokens "
+        "verifies nothing; the failure only shows after the weights load.",
+        fix="Raise each to its minimum (steps 1, topk 1, draft tokens 2; with topk 1, steps + 1).",
+        fix_safety="Unsafe: it changes the draft tree.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "0", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "1"),
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "2"),
+    ),
+    sources=(
+        "seed: sglang-speculative-decoding.md (Full Parameter Reference)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1159-1282 (no range checks)",
+        "catalogue: shared/design/sglang-spec-checks.md P19",
+    ),
+)

@@ -1,0 +1,92 @@
+"""SP009 rejection-sampling-unsupported."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, set_flags
+from specguard.rules.spec_params._shared import float_flag
+
+REJECTION = "--speculative-use-rejection-sampling"
+BLOCK = "--speculative-use-block-verification"
+THRESHOLDS = ("--speculative-accept-threshold-single", "--speculative-accept-threshold-acc")
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm is None:
+        return
+    # Block verification turns rejection sampling on for EAGLE/EAGLE3 (speculative_hook.py:185-193).
+    implied = ctx.spec.has(BLOCK) and ctx.algorithm in ("EAGLE", "EAGLE3")
+    if not (ctx.spec.has(REJECTION) or implied):
+        return
+    why = ctx.flag(REJECTION) if ctx.spec.has(REJECTION) else f"{ctx.flag(BLOCK)} (which turns on rejection sampling)"
+    if ctx.algorithm not in ("EAGLE", "EAGLE3"):
+        yield RULE.finding(
+            f"{why} is only implemented for EAGLE, EAGLE3 and NEXTN: SGLang raises NotImplementedError for "
+            f"{ctx.algorithm} at argument time",
+            flags=(REJECTION,),
+            fix=fix_of(f"drop {REJECTION}", Applicability.UNSAFE, Edit(name=REJECTION, value=None)),
+        )
+        return
+    topk = ctx.spec.get("speculative_eagle_topk")
+    effective = topk if topk is not None else ctx.resolution.eagle_topk
+    if effective is not None and effective != 1:
+        steps = ctx.spec.get("speculative_num_steps") or ctx.resolution.num_steps or 3
+        origin = "" if topk is not None else " (SGLang's automatic choice for this target)"
+        yield RULE.finding(
+            f"{why} needs {ctx.flag('--speculative-eagle-topk')} 1, and the topk is {effective}{origin}: SGLang "
+            "raises '--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.'",
+            flags=("--speculative-eagle-topk",),
+            fix=set_flags(
+                f"set topk 1 with {steps} steps and {steps + 1} draft tokens",
+                Applicability.UNSAFE,
+                speculative_num_steps=steps,
+                speculative_eagle_topk=1,
+                speculative_num_draft_tokens=steps + 1,
+            ),
+        )
+    set_thresholds = tuple(f for f in THRESHOLDS if float_flag(ctx, f) not in (None, 1.0))
+    if set_thresholds:
+        yield RULE.finding(
+            f"{why} ignores the accept thresholds, and SGLang rejects {', '.join(ctx.flag(f) for f in set_thresholds)} "
+            "other than 1.0 with it at argument time",
+            flags=set_thresholds,
+            fix=fix_of("drop the accept thresholds", Applicability.UNSAFE, *(Edit(name=f, value=None) for f in set_thresholds)),
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="SP009",
+    name="rejection-sampling-unsupported",
+    summary="Rejection sampling with an algorithm, topk or thresholds it does not support",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="With `--speculative-use-rejection-sampling` (or block verification on EAGLE/EAGLE3, which "
+        "turns it on), checks the algorithm, the effective topk and the accept thresholds.",
+        why="SGLang raises at argument time: NotImplementedError unless EAGLE/EAGLE3/NEXTN, ValueError for "
+        "topk != 1 (including Llama's automatic topk 4) and for accept thresholds other than 1.0 (catalogue "
+        "P52, P51; 0.5.23 speculative_hook.py:1210-1253).",
+        fix="Use topk 1 (a chain); drop the thresholds; on other algorithms drop the flag.",
+        fix_safety="Unsafe: each changes what runs.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+              "--speculative-use-rejection-sampling", "--speculative-num-steps", "5",
+              "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8"),
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+              "--speculative-use-rejection-sampling", "--speculative-num-steps", "5",
+              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "6"),
+    ),
+    sources=(
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1210-1253",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:175-195 (block verification)",
+        "catalogue: shared/design/sglang-spec-checks.md P51, P52",
+    ),
+    sglang_versions=">=0.5.22",
+)

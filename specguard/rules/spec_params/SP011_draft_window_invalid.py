@@ -1,0 +1,85 @@
+"""SP011 draft-window-invalid."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.spec_params._shared import int_flag
+
+WINDOW = "--speculative-draft-window-size"
+SINK = "--speculative-draft-sink-size"
+SINK_SINCE = Version("0.5.21")
+# 0.5.23 honours the window for EAGLE (MTP/NEXTN draft decode), EAGLE3 and DFLASH.
+WINDOW_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH")
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    window = ctx.spec.get("speculative_draft_window_size")
+    sink = int_flag(ctx, SINK)
+    if window is not None and window <= 0:
+        yield RULE.finding(
+            f"{ctx.flag(WINDOW)} must be positive: SGLang raises for {window} at argument time",
+            flags=(WINDOW,),
+            fix=fix_of(f"drop {WINDOW}", Applicability.UNSAFE, Edit(name=WINDOW, value=None), Edit(name=SINK, value=None)),
+        )
+        return
+    if ctx.version >= SINK_SINCE and sink is not None:
+        if sink < 0:
+            yield RULE.finding(
+                f"{ctx.flag(SINK)} must be non-negative: SGLang raises for {sink} at argument time",
+                flags=(SINK,),
+                fix=fix_of(f"drop {SINK}", Applicability.UNSAFE, Edit(name=SINK, value=None)),
+            )
+        elif window is None:
+            yield RULE.finding(
+                f"{ctx.flag(SINK)} requires {ctx.flag(WINDOW)}: SGLang raises at argument time",
+                flags=(SINK,),
+                fix=fix_of(f"drop {SINK}", Applicability.UNSAFE, Edit(name=SINK, value=None)),
+            )
+    if window is not None and ctx.algorithm is not None and ctx.algorithm not in WINDOW_ALGORITHMS and ctx.version >= SINK_SINCE:
+        yield RULE.finding(
+            f"{ctx.flag(WINDOW)} has no effect with {ctx.algorithm} (SGLang only warns): only DFLASH, EAGLE3 and "
+            "the EAGLE/MTP draft decode use it",
+            flags=(WINDOW,),
+            fix=fix_of(f"drop {WINDOW}, which {ctx.algorithm} ignores", Applicability.SAFE,
+                       Edit(name=WINDOW, value=None), Edit(name=SINK, value=None)),
+            severity=Severity.WARNING,
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="SP011",
+    name="draft-window-invalid",
+    summary="--speculative-draft-window-size / --speculative-draft-sink-size out of range or without effect",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="Checks the draft KV window (0.5.12+) and sink (0.5.21+) sizes.",
+        why="SGLang validates them before any algorithm handler: a window <= 0, a negative sink, or a sink "
+        "without a window raise a ValueError; a window with an algorithm that does not use it is only "
+        "warned about (catalogue P54; 0.5.23 speculative_hook.py:197-235; the window check since 0.5.12 "
+        "server_args.py:3652). DFLASH's own window >= block-size check is PL003.",
+        fix="Drop the invalid or ignored values.",
+        fix_safety="Dropping an ignored window is safe; the others change the draft cache and are unsafe.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+              "--speculative-draft-window-size", "0"),
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+              "--speculative-draft-window-size", "1024"),
+    ),
+    sources=(
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:197-235",
+        "sglang 0.5.12: python/sglang/srt/server_args.py:3652",
+        "catalogue: shared/design/sglang-spec-checks.md P54",
+    ),
+    sglang_versions=">=0.5.12",
+)
