@@ -87,6 +87,20 @@ def _console_width() -> int | None:
     return 120
 
 
+def with_handled(preset: str | None, ctx: CheckContext, outcome: engine.Outcome) -> engine.Outcome:
+    """Add the findings a preset's own flags handle (its ``handles:``), marked applied, so the
+    report shows them (e.g. the slime guide's --sglang-dtype float16 for DM001) instead of silence."""
+    if not preset:
+        return outcome
+    from specguard.presets import handled_findings
+
+    present = {(f.code, f.message) for f in outcome.findings}
+    extra = [f for f in handled_findings(preset, ctx) if (f.code, f.message) not in present]
+    if not extra:
+        return outcome
+    return outcome.model_copy(update={"findings": tuple(sorted([*outcome.findings, *extra], key=engine._order))})
+
+
 def rules_meta() -> dict[str, dict]:
     return {r.code: {"name": r.name, "summary": r.summary, "sources": list(r.sources)} for r in ALL_RULES}
 
@@ -115,6 +129,7 @@ def check_command(
             sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline,
         )
         check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes))
+        outcome = with_handled(preset, check_ctx, outcome)
         if write is not None:
             if not preset:
                 raise typer.BadParameter("--write needs --preset", param_hint="--write")

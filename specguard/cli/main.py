@@ -6,6 +6,8 @@ import typer
 
 from specguard import __version__
 from specguard.cli.check import check_command
+from specguard.cli.presets_cmd import presets_app
+from specguard.cli.render_cmd import render_command
 from specguard.cli.rules_cmd import rule_command, rules_command
 
 SERVER_ARGS = {"allow_extra_args": True, "ignore_unknown_options": True}
@@ -20,6 +22,8 @@ app = typer.Typer(
 app.command("check", context_settings=SERVER_ARGS)(check_command)
 app.command("rules")(rules_command)
 app.command("rule")(rule_command)
+app.add_typer(presets_app, name="presets")
+app.command("render", context_settings=SERVER_ARGS)(render_command)
 
 
 def _version(value: bool) -> None:

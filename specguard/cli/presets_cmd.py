@@ -1,0 +1,96 @@
+"""``specguard presets list | show NAME``: the shipped presets, and what ``check`` says of one."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from specguard.cli.errors import clean_errors
+from specguard.cli.options import Format, Offline, OutputFormat
+
+presets_app = typer.Typer(name="presets", help="List the shipped presets, or show one.", no_args_is_help=True, add_completion=False)
+
+
+@presets_app.command("list")
+def list_command(output_format: Format = OutputFormat.human) -> None:
+    """The shipped presets: name, runtime, algorithm, target and draft."""
+    with clean_errors(lambda: output_format is not OutputFormat.human):
+        from specguard.presets import load, shipped_names
+
+        rows = []
+        for name in shipped_names():
+            preset = load(name).preset
+            algorithm = _algorithm(preset.flags)
+            rows.append(
+                {
+                    "name": preset.name,
+                    "runtime": preset.runtime.value,
+                    "dialect": preset.flag_dialect.value,
+                    "algorithm": algorithm,
+                    "target": preset.target.model,
+                    "draft": preset.draft.model if preset.draft else None,
+                    "description": preset.description,
+                }
+            )
+    if output_format is not OutputFormat.human:
+        print(json.dumps({"schema_version": 1, "presets": rows}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="specguard presets", expand=False)
+    for column in ("name", "runtime", "flags", "algorithm", "target", "draft"):
+        table.add_column(column, no_wrap=column in ("name", "runtime", "flags", "algorithm"), overflow="fold")
+    for row in rows:
+        table.add_row(row["name"], row["runtime"], row["dialect"], row["algorithm"] or "-", row["target"], row["draft"] or "(none)")
+    Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 150)).print(table)
+
+
+def _algorithm(flags: dict) -> str | None:
+    for key in ("speculative-algorithm", "sglang-speculative-algorithm"):
+        if key in flags:
+            return str(flags[key])
+    return None
+
+
+@presets_app.command("show")
+def show_command(
+    name: str = typer.Argument(..., help="A shipped preset name or a preset YAML file."),
+    offline: Offline = True,
+    output_format: Format = OutputFormat.human,
+) -> None:
+    """The preset's YAML, then what `specguard check --preset NAME` says of it."""
+    from specguard.cli.check import build_inputs, run_check, with_handled
+
+    as_json = output_format is not OutputFormat.human
+    with clean_errors(lambda: as_json):
+        from specguard.presets import load
+
+        loaded = load(name)
+        text = loaded.path.read_text(encoding="utf-8")
+        inputs = build_inputs(
+            [], preset=name, target=None, draft=None, dialect=None, sglang_version=None, gpu=None,
+            gpu_count=None, env=None, offline=offline,
+        )
+        check_ctx, outcome = run_check(inputs, None)
+        outcome = with_handled(name, check_ctx, outcome)
+    if as_json:
+        from specguard.report import outcome_json
+
+        print(json.dumps(outcome_json(outcome, check_ctx, {"preset": loaded.preset.model_dump(mode="json", exclude_none=True)}), indent=2))
+        raise typer.Exit(outcome.exit_code)
+    from rich.console import Console
+
+    from specguard.report import print_human
+
+    console = Console(file=sys.stdout, soft_wrap=False)
+    console.print(f"[bold]# {loaded.path}[/bold]", highlight=False)
+    console.print(text.rstrip(), markup=False, highlight=False)
+    console.print("")
+    console.print(f"[bold]# specguard check --preset {name}{' --offline' if offline else ''}[/bold]")
+    print_human(outcome, check_ctx, console)
+    raise typer.Exit(outcome.exit_code)
+
+

@@ -1,0 +1,193 @@
+"""Find and read presets: shipped ones by name, a user's by path. Untrusted input throughout.
+
+- YAML is read with ``yaml.safe_load`` only (no Python objects), from a file of at most
+  ``MAX_PRESET_BYTES`` (which also bounds what an alias bomb can expand to: a bounded
+  document with more than ``MAX_ALIASES`` aliases is refused before it is built).
+- A path inside a preset (a config.json snapshot) is resolved relative to the preset file and
+  refused if it leaves that file's directory; nothing else is ever read.
+- Every failure is an ``InputError``: one line naming the file (and line), exit code 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from specguard.errors import InputError
+from specguard.facts import MAX_CONFIG_BYTES, facts_from_config
+from specguard.models import ModelFacts
+from specguard.presets.model import ModelRef, Preset
+
+MAX_PRESET_BYTES = 256 * 1024
+MAX_ALIASES = 64
+SUFFIXES = (".yaml", ".yml")
+
+
+def shipped_dir() -> Path:
+    """The presets that ship with specguard: ``presets/`` at the top of the source tree, copied
+    into the package as ``specguard/presets/_shipped`` when it is built (a symlink in the tree)."""
+    return Path(__file__).resolve().parent / "_shipped"
+
+
+@dataclass(frozen=True)
+class LoadedPreset:
+    preset: Preset
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return self.preset.name
+
+    def snapshot_path(self, ref: ModelRef) -> Path | None:
+        if ref.config is None:
+            return None
+        return resolve_inside(self.path.parent, ref.config, self.path)
+
+    def facts(self, role: str) -> ModelFacts | None:
+        """The facts the preset carries for ``target`` or ``draft``: its snapshot, else its stated facts."""
+        ref = self.preset.target if role == "target" else self.preset.draft
+        if ref is None:
+            return None
+        snapshot = self.snapshot_path(ref)
+        if snapshot is not None:
+            config = _read_snapshot(snapshot, self.path)
+            origin = (ref.config_source or "").split(":", 1)[0].strip()
+            provenance = f" ({origin})" if origin else ""
+            return facts_from_config(config, source=f"preset:{self.label}:{role} snapshot of {ref.model}{provenance}", revision=ref.revision)
+        if ref.facts is not None:
+            return ModelFacts(
+                source=f"preset:{self.label}:{role} facts for {ref.model}",
+                revision=ref.revision,
+                **ref.facts.as_model_facts_kwargs(),
+            )
+        return ModelFacts(source=f"preset:{self.label}:{role} {ref.model} (no facts stated)", revision=ref.revision)
+
+
+def shipped_names() -> list[str]:
+    directory = shipped_dir()
+    if not directory.is_dir():
+        return []
+    return sorted(p.stem for p in directory.iterdir() if p.suffix in SUFFIXES and p.is_file())
+
+
+def looks_like_path(name_or_path: str) -> bool:
+    return name_or_path.endswith(SUFFIXES) or "/" in name_or_path or "\\" in name_or_path
+
+
+def locate(name_or_path: str) -> Path:
+    """A shipped preset's file by name, or the user's preset file by path."""
+    if looks_like_path(name_or_path) or Path(name_or_path).is_file():
+        path = Path(name_or_path).expanduser()
+        if not path.is_file():
+            raise InputError(f"preset file {name_or_path} does not exist", hint="check the path, or give a shipped preset name (specguard presets list)")
+        return path
+    names = shipped_names()
+    if name_or_path in names:
+        for suffix in SUFFIXES:
+            candidate = shipped_dir() / f"{name_or_path}{suffix}"
+            if candidate.is_file():
+                return candidate
+    close = difflib.get_close_matches(name_or_path, names, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}?" if close else "run `specguard presets list` for the names, or give a preset YAML file"
+    raise InputError(f"unknown preset {name_or_path!r}", hint=hint)
+
+
+def load(name_or_path: str) -> LoadedPreset:
+    path = locate(name_or_path)
+    document = read_yaml(path)
+    try:
+        preset = Preset.model_validate(document)
+    except ValidationError as error:
+        raise InputError(f"preset {path}: {_first_error(error)}", hint="see the schema in design/architecture.md section 7") from None
+    loaded = LoadedPreset(preset=preset, path=path)
+    _validate_references(loaded)
+    return loaded
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    import yaml  # only when a preset is used: keeps `check` without --preset fast
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_PRESET_BYTES:
+            raise InputError(f"preset {path} is {size} bytes, more than the {MAX_PRESET_BYTES // 1024} KiB a preset may be", hint="a preset is a short YAML file")
+        text = path.read_text(encoding="utf-8")
+    except InputError:
+        raise
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read preset {path} ({error.__class__.__name__})", hint="check the file's permissions and encoding") from None
+    try:
+        if _count_aliases(yaml, text) > MAX_ALIASES:
+            raise InputError(f"preset {path} uses more than {MAX_ALIASES} YAML aliases", hint="write the values out")
+        document = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputError(f"preset {path}:{where}: YAML syntax error ({error.problem or error.context})", hint="fix the YAML") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"preset {path}: not valid YAML ({error.__class__.__name__})", hint="fix the YAML") from None
+    if not isinstance(document, dict):
+        raise InputError(f"preset {path} holds a YAML {type(document).__name__}, not a mapping", hint="a preset starts with name:, description:, ...")
+    return document
+
+
+def _count_aliases(yaml: Any, text: str) -> int:
+    return sum(1 for token in yaml.scan(text, Loader=yaml.SafeLoader) if isinstance(token, yaml.AliasToken))
+
+
+def _first_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = ".".join(str(part) for part in first["loc"]) or "(top level)"
+    if first["type"] == "extra_forbidden":
+        return f"unknown key {location!r}"
+    if first["type"] == "missing":
+        return f"missing key {location!r}"
+    message = first["msg"].removeprefix("Value error, ")
+    more = f" (and {error.error_count() - 1} more problem(s))" if error.error_count() > 1 else ""
+    return f"{location}: {message}{more}"
+
+
+def resolve_inside(base: Path, relative: str, preset_path: Path) -> Path:
+    """``relative`` under ``base``; refused if it is absolute or leaves ``base`` (symlinks included)."""
+    candidate = Path(relative)
+    if candidate.is_absolute() or relative.startswith("~"):
+        raise InputError(f"preset {preset_path}: {relative!r} must be a path relative to the preset file", hint="put the snapshot beside the preset")
+    base_resolved = base.resolve()
+    resolved = (base_resolved / candidate).resolve()
+    if not resolved.is_relative_to(base_resolved):
+        raise InputError(f"preset {preset_path}: {relative!r} leaves the preset's directory", hint="a preset may only name files under its own directory")
+    return resolved
+
+
+def _read_snapshot(path: Path, preset_path: Path) -> dict[str, Any]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise InputError(f"preset {preset_path}: snapshot {path} is {size} bytes, too large for a config.json", hint="check the path")
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError(f"preset {preset_path}: snapshot {path} does not exist", hint="check config: in the preset") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"preset {preset_path}: cannot read snapshot {path} ({error.__class__.__name__})", hint="check config: in the preset") from None
+    if not isinstance(config, dict):
+        raise InputError(f"preset {preset_path}: snapshot {path} is not a JSON object", hint="a config.json is a JSON object")
+    return config
+
+
+def _validate_references(loaded: LoadedPreset) -> None:
+    """Fail at load time, naming the preset, for a snapshot that escapes or a flag that does not parse."""
+    from specguard.dialects import parse
+
+    for role in ("target", "draft"):
+        loaded.facts(role)
+    try:
+        parse(loaded.preset.argv(), loaded.preset.flag_dialect)
+    except InputError as error:
+        raise InputError(f"preset {loaded.path}: flags: {error.message}", hint=error.hint or "fix the flag in the preset") from None
