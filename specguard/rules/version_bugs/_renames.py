@@ -1,0 +1,55 @@
+"""SGLang flags renamed between releases: which spelling each release accepts.
+
+Each row was read in the wheels (``pip download --no-deps sglang==X``):
+
+- ``--cuda-graph-max-bs`` / ``--cuda-graph-bs``: the only spellings up to 0.5.13 (0.5.13
+  ``server_args.py:6507``, ``:6513``); deprecated aliases of ``--cuda-graph-max-bs-decode`` /
+  ``--cuda-graph-bs-decode`` in 0.5.14-0.5.19 (0.5.14 ``server_args.py:6358-6373``; 0.5.19
+  ``server_args.py:3928-3943``); gone from 0.5.20, where argparse's prefix matching makes them
+  ambiguous with the ``-decode``/``-prefill`` pair (catalogue P01).
+- ``--speculative-dflash-draft-window-size``: introduced in 0.5.11 (``server_args.py:5418``);
+  from 0.5.12 a second spelling of ``--speculative-draft-window-size`` (``server_args.py:5873-5874``),
+  deprecated from 0.5.14 (``server_args.py:6341-6348``), gone from 0.5.20.
+- ``--attn-dp-size``: a flag from 0.5.22 (``arg_groups/fields/parallel.py:81``; in 0.5.21 it is
+  derived, ``fields/parallel.py:285``); ``--enable-dp-attention`` is deprecated in its favour
+  from 0.5.22 (``server_args.py:416-424``), catalogue P03.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.version import Version
+
+
+@dataclass(frozen=True)
+class Rename:
+    old: str
+    new: str
+    new_since: Version  # first release that knows ``new``
+    old_deprecated_since: Version | None  # first release that warns about ``old``
+    old_removed_since: Version | None  # first release that rejects ``old``
+    old_since: Version | None = None  # first release that knows ``old`` (None: always)
+
+
+CUDA_GRAPH_RENAMES = (
+    Rename("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode", Version("0.5.14"), Version("0.5.14"), Version("0.5.20")),
+    Rename("--cuda-graph-bs", "--cuda-graph-bs-decode", Version("0.5.14"), Version("0.5.14"), Version("0.5.20")),
+)
+DRAFT_WINDOW_RENAME = Rename(
+    "--speculative-dflash-draft-window-size",
+    "--speculative-draft-window-size",
+    Version("0.5.12"),
+    Version("0.5.14"),
+    Version("0.5.20"),
+    old_since=Version("0.5.11"),
+)
+ATTN_DP_SINCE = Version("0.5.22")
+
+
+def knows(rename: Rename, flag: str, version: Version) -> bool:
+    if flag == rename.new:
+        return version >= rename.new_since
+    if rename.old_since is not None and version < rename.old_since:
+        return False
+    return rename.old_removed_since is None or version < rename.old_removed_since
