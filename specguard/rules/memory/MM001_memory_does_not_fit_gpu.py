@@ -1,0 +1,115 @@
+"""MM001 memory-does-not-fit-gpu."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.memory.advice import plan
+from specguard.memory.estimate import GIB, estimate_for
+from specguard.models import Applicability, Finding, Fix, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+
+
+def _gib(value: int) -> str:
+    return f"{value / GIB:.1f} GiB"
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    budget = estimate_for(ctx)
+    if budget is None or budget.fits:
+        return
+    fraction_flag = ctx.flag("--mem-fraction-static")
+    weights = budget.target_weights.bytes + budget.draft_weights.bytes
+    if not budget.weights_fit:
+        message = (
+            f"on a {budget.gpu} (tp {budget.tp_size}) the weights take {_gib(weights)} per GPU (target "
+            f"{_gib(budget.target_weights.bytes)}, draft {_gib(budget.draft_weights.bytes)}) but {fraction_flag} "
+            f"{budget.mem_fraction_static} gives weights + KV only {_gib(budget.static_budget.bytes)}: SGLang raises "
+            "'Loaded weights leave no GPU memory for the KV cache' after loading them"
+        )
+    else:
+        need = budget.tree.bytes + budget.graphs.bytes + budget.activations.bytes
+        message = (
+            f"on a {budget.gpu} {fraction_flag} {budget.mem_fraction_static} leaves {_gib(budget.headroom.bytes)} "
+            f"outside the KV pool but the draft tree ({_gib(budget.tree.bytes)}), CUDA graphs and their kv_indices "
+            f"buffers ({_gib(budget.graphs.bytes)}) and activations ({_gib(budget.activations.bytes)}) need about "
+            f"{_gib(need)}: expect an out-of-memory during CUDA graph capture or the first full batch"
+        )
+    found = plan(ctx, lambda b: b.fits)
+    fix = None
+    if found is not None:
+        fix = Fix(title="OOM recipe " + found.title, applicability=Applicability.UNSAFE, edits=found.edits)
+        message += f"; the OOM recipe fits it with {found.title}"
+    else:
+        message += "; even the recipe's four steps do not make it fit: use a larger GPU or more --tp-size"
+    yield RULE.finding(message, flags=("--mem-fraction-static",), fix=fix)
+
+
+RULE = Rule(
+    check=check,
+    code="MM001",
+    name="memory-does-not-fit-gpu",
+    summary="The weights, KV pool, draft tree and CUDA graphs do not fit the GPU's memory",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="Estimates one GPU's memory (`specguard check --explain-memory` prints it): target and draft "
+        "weights from config.json (parameters x dtype, fp8/int4 linear weights with their scales, MoE experts, "
+        "MLA), split over `--tp-size`; the static budget `free memory x --mem-fraction-static` (SGLang 0.5.23's "
+        "own default when unset); and the headroom left for the speculative tensors at the largest captured "
+        "batch (float32 verify logits `draft tokens x vocab`, draft logits `topk x draft vocab`), the CUDA "
+        "graphs' int32 `kv_indices` buffers (target verify `max_bs x draft tokens x context`, draft decode "
+        "`steps x max_bs x topk x context`) with 2 MiB per graph batch size for the target and the draft, and "
+        "one prefill chunk's activations. Fires when the weights exceed the static budget, or the headroom "
+        "is smaller than that need. Quiet when the GPU's memory or the target's shape is unknown.",
+        why="SGLang measures the free memory before loading, loads target and draft, and sizes the KV pool "
+        "from what is left of `free x mem_fraction_static` (`kv_cache_configurator.py` "
+        "`_profile_available_bytes`): weights above that raise after the (slow) load. The rest, "
+        "`free x (1 - mem_fraction_static)`, must hold the CUDA graphs and buffers that speculative decoding "
+        "adds (the draft tree, verify over `bs x draft tokens` tokens, draft kv_indices with the topk factor, "
+        "PR 27338): when it does not, capture or the first large batch runs out of memory. Assumptions: the "
+        "GPU table's size x 0.99 is visible, 0.6 GiB goes to the CUDA context (0.5 GiB more per process "
+        "under tp), the draft's KV layers are sized like the target's (as SGLang does), FlashInfer-sized "
+        "buffers; the activation term is a lower bound.",
+        fix="The seed's OOM recipe, in its order, stopping at the first step that fits: 1 set "
+        "`--mem-fraction-static` to the largest value that leaves the headroom (lower it when graphs do not "
+        "fit; raise it when the weights do not), 2 lower the CUDA-graph max batch size to 4 then 2 "
+        "(`--cuda-graph-max-bs-decode` since SGLang 0.5.14, `--cuda-graph-max-bs` before), 3 shrink the tree "
+        "to 3 steps / topk 1 / 4 draft tokens, 4 `--max-running-requests 4`.",
+        fix_safety="Unsafe: every step changes what runs (KV capacity, graph coverage, tree, concurrency).",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+              "--mem-fraction-static", "0.5", "--context-length", "2048"),
+        target={"architectures": ("LlamaForCausalLM",), "model_type": "llama", "dtype": "bfloat16", "hidden_size": 4096,
+                "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072},
+        draft={"architectures": ("LlamaForCausalLMEagle3",), "dtype": "bfloat16", "hidden_size": 4096,
+               "intermediate_size": 14336, "num_hidden_layers": 1, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "vocab_size": 128256, "draft_vocab_size": 32000,
+               "max_position_embeddings": 2048},
+        gpu="L4",
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
+              "--mem-fraction-static", "0.5", "--context-length", "2048"),
+        target={"architectures": ("LlamaForCausalLM",), "model_type": "llama", "dtype": "bfloat16", "hidden_size": 4096,
+                "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072},
+        draft={"architectures": ("LlamaForCausalLMEagle3",), "dtype": "bfloat16", "hidden_size": 4096,
+               "intermediate_size": 14336, "num_hidden_layers": 1, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "vocab_size": 128256, "draft_vocab_size": 32000,
+               "max_position_embeddings": 2048},
+        gpu="H100",
+    ),
+    sources=(
+        "seed: sglang-speculative-decoding.md (OOM Troubleshooting; Quick OOM recovery recipe)",
+        "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3060 (_profile_available_bytes)",
+        "sglang 0.5.23: python/sglang/srt/model_executor/pool_configurator.py:218-410 (cell size, draft layers)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/memory_hook.py:60-330 (graph max_bs and mem_fraction_static defaults)",
+        "sglang 0.5.23: python/sglang/srt/layers/attention/flashinfer_backend.py:1100-1117, 2630-2646 (kv_indices buffers)",
+        "sglang 0.5.23: python/sglang/srt/speculative/spec_utils.py:296-309 (draft kv_indices width, PR 27338)",
+        "https://github.com/sgl-project/sglang/pull/27338",
+    ),
+)
