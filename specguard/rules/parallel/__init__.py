@@ -1,3 +1,13 @@
 """PL: parallelism and per-algorithm constraints (DP attention, PP, NGRAM, DFLASH)."""
 
-RULES = ()
+from specguard.rules.parallel import PL001_dp_attention_unsupported_algorithm as PL001
+from specguard.rules.parallel import PL002_pipeline_parallel_speculative as PL002
+from specguard.rules.parallel import PL003_dflash_constraints as PL003
+from specguard.rules.parallel import PL004_ngram_constraints as PL004
+from specguard.rules.parallel import PL005_lora_unsupported_algorithm as PL005
+from specguard.rules.parallel import PL006_decode_radix_cache_speculative as PL006
+from specguard.rules.parallel import PL007_watermark_speculative as PL007
+from specguard.rules.parallel import PL008_multi_node_inconsistent as PL008
+from specguard.rules.parallel import PL009_mixed_chunk_disabled as PL009
+
+RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE)

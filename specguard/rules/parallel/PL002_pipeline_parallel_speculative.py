@@ -1,0 +1,89 @@
+"""PL002 pipeline-parallel-speculative."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Dialect, Edit, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.spec_params._shared import attn_dp_enabled
+
+PP_SPEC_ENV = "SGLANG_ENABLE_PP_SPEC"
+
+
+def pp_off(ctx: CheckContext, pp: int) -> object:
+    """pp 1, keeping the GPU count in SGLang's spelling (slime derives tp from its GPUs per engine)."""
+    edits = [Edit(name="--pp-size", value=None)]
+    if ctx.spec.dialect is not Dialect.SLIME:
+        edits.append(Edit(name="--tp-size", value=(ctx.spec.get("tp_size") or 1) * pp))
+    return fix_of("turn pipeline parallelism off (same GPU count as tensor parallelism)", Applicability.UNSAFE, *edits)
+
+
+def reason(ctx: CheckContext) -> str | None:
+    """Why check_pipeline_parallel_compat (0.5.23 validation_hook.py:119-171) rejects it, or None."""
+    mode = ctx.spec.get("disaggregation_mode")
+    if ctx.algorithm == "DSPARK":
+        return None if mode == "prefill" and not ctx.spec.env_flag(PP_SPEC_ENV) else "DSPARK with PP needs --disaggregation-mode prefill"
+    if ctx.algorithm != "EAGLE" or ctx.spec.has("--enable-multi-layer-eagle"):
+        return "pipeline parallelism only supports (single-layer) EAGLE/NEXTN speculative decoding"
+    if ctx.spec.env_flag(PP_SPEC_ENV):
+        if mode not in (None, "null"):
+            return f"{PP_SPEC_ENV} is not compatible with --disaggregation-mode"
+        if ctx.spec.has("--speculative-adaptive"):
+            return f"{PP_SPEC_ENV} is not compatible with --speculative-adaptive"
+        if attn_dp_enabled(ctx):
+            return f"{PP_SPEC_ENV} is not compatible with attention DP"
+        return None
+    if mode != "prefill":
+        return f"PP + speculative decoding only runs on prefill nodes (--disaggregation-mode prefill) or with {PP_SPEC_ENV}=1"
+    return None
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    pp = ctx.spec.get("pp_size") or 1
+    if ctx.algorithm is None or ctx.algorithm == "DFLASH" or pp <= 1:
+        return  # DFLASH has its own pp check (PL003)
+    why = reason(ctx)
+    if why is None:
+        return
+    yield RULE.finding(
+        f"{ctx.flag('--pp-size')} {pp} with {ctx.algorithm}: {why}. SGLang fails an assertion in "
+        "check_server_args before anything starts",
+        flags=("--pp-size",),
+        fix=pp_off(ctx, pp),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="PL002",
+    name="pipeline-parallel-speculative",
+    summary="Pipeline parallelism with speculative decoding outside the cases SGLang allows",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="With `--pp-size` > 1 and a speculative algorithm, checks SGLang's exceptions: EAGLE (NEXTN, not "
+        "multi-layer) on a PD prefill node, EAGLE with `SGLANG_ENABLE_PP_SPEC=1` (no disaggregation, "
+        "adaptive or attention DP), DSPARK on a PD prefill node.",
+        why="Everything else fails the assertions of `check_pipeline_parallel_compat` (catalogue P46; 0.5.23 "
+        "validation_hook.py:119-171), e.g. 'PP + speculative decoding (MTP) is only supported on prefill "
+        "nodes'. DFLASH has its own pp check (PL003). The check and `SGLANG_ENABLE_PP_SPEC` first appear in "
+        "0.5.21; no earlier wheel (0.5.3-0.5.20) has an argument-time PP + speculative check, so the rule "
+        "is scoped to 0.5.21+.",
+        fix="Set pp 1 and move its GPUs to tensor parallelism.",
+        fix_safety="Unsafe: it changes the parallel layout.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--pp-size", "2", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--pp-size", "2", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
+        env={PP_SPEC_ENV: "1"},
+    ),
+    sources=(
+        "sglang 0.5.23: python/sglang/srt/arg_groups/validation_hook.py:119-171",
+        "catalogue: shared/design/sglang-spec-checks.md P34, P46",
+    ),
+    sglang_versions=">=0.5.21",
+)

@@ -1,0 +1,83 @@
+"""PL004 ngram-constraints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Applicability, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.spec_params._shared import device
+
+# The devices _handle_ngram accepts, by release (the seed document still says CUDA only):
+CPU_SINCE = Version("0.5.16")  # arg_groups/speculative_hook.py:652-655 "CUDA or CPU devices"
+XPU_SINCE = Version("0.5.21")  # "CUDA, CPU, or XPU devices"; 0.5.23 speculative_hook.py:1287-1290
+# Up to 0.5.13 NGRAM also turned the overlap scheduler off (0.5.13 arg_groups/speculative_hook.py:427-430,
+# "The overlap scheduler and mixed chunked prefill are disabled"); from 0.5.14 only mixed chunk (P37).
+OVERLAP_KEPT_SINCE = Version("0.5.14")
+
+
+def allowed_devices(version: Version) -> tuple[str, ...]:
+    if version >= XPU_SINCE:
+        return ("cuda", "cpu", "xpu")
+    if version >= CPU_SINCE:
+        return ("cuda", "cpu")
+    return ("cuda",)
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm != "NGRAM":
+        return
+    where = device(ctx)
+    allowed = allowed_devices(ctx.version)
+    if where is not None and where not in allowed:
+        yield RULE.finding(
+            f"NGRAM in SGLang {ctx.version} only runs on {', '.join(allowed)}, not {where!r}: it raises "
+            "'Ngram speculative decoding only supports ...' at argument time",
+            flags=("--device",),
+        )
+    if ctx.version < OVERLAP_KEPT_SINCE and not ctx.spec.get("disable_overlap_schedule"):
+        yield RULE.finding(
+            f"SGLang {ctx.version} turns the overlap scheduler off for NGRAM (until 0.5.14 kept it): expect "
+            "lower throughput than an overlapped run",
+            flags=("--disable-overlap-schedule",),
+            fix=set_flags("add --disable-overlap-schedule, what SGLang runs", Applicability.SAFE, disable_overlap_schedule=True),
+            severity=Severity.INFO,
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="PL004",
+    name="ngram-constraints",
+    summary="NGRAM on a device it does not support in that release; overlap scheduler off before 0.5.14",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="Checks the device NGRAM runs on against the release, and says where SGLang turns the overlap "
+        "scheduler off for it.",
+        why="The docs say NGRAM is CUDA-only and disables the overlap scheduler; the code moved on. "
+        "Devices: CUDA only up to 0.5.15, CUDA or CPU in 0.5.16-0.5.20, CUDA, CPU or XPU from 0.5.21 "
+        "(catalogue P61). Overlap: disabled up to 0.5.13, kept from 0.5.14 (P37; CPU still disables it, "
+        "P33). Mixed chunked prefill is PL009; topk > 1 with page_size > 1 needing flashinfer (P67) is AB002.",
+        fix="Run on a supported device; nothing to fix for the overlap note.",
+        fix_safety="Adding --disable-overlap-schedule where SGLang sets it anyway is safe.",
+    ),
+    bad=Example(
+        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM", "--device", "cpu"),
+        sglang_version="0.5.15",
+    ),
+    good=Example(
+        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM", "--device", "cpu"),
+        sglang_version="0.5.16",
+    ),
+    sources=(
+        "seed: sglang-speculative-decoding.md (Ngram Speculative Decoding: only supports CUDA; disables the overlap scheduler)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1285-1308",
+        "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:652-657",
+        "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:427-430",
+        "sglang 0.5.14: python/sglang/srt/arg_groups/speculative_hook.py:410, 451",
+        "catalogue: shared/design/sglang-spec-checks.md P33, P37, P61, P62",
+    ),
+    sglang_versions=">=0.5.3",
+)

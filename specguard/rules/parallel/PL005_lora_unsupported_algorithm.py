@@ -1,0 +1,71 @@
+"""PL005 lora-unsupported-algorithm."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+
+# Up to 0.5.18 LoRA allowed only NGRAM (0.5.18 server_args.py:9371-9373); 0.5.19 added the EAGLE
+# family, DFLASH and DSPARK (arg_groups/lora_hook.py:170-190), without adaptive (0.5.23 lora_hook.py:238-300).
+WIDER_SINCE = Version("0.5.19")
+LORA_FLAGS = ("--enable-lora", "--lora-paths")
+
+
+def allowed(version: Version) -> tuple[str, ...]:
+    return ("NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK") if version >= WIDER_SINCE else ("NGRAM",)
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    lora = tuple(f for f in LORA_FLAGS if ctx.spec.has(f))
+    if ctx.algorithm is None or not lora:
+        return
+    names = allowed(ctx.version)
+    if ctx.algorithm not in names:
+        yield RULE.finding(
+            f"LoRA ({', '.join(ctx.flag(f) for f in lora)}) in SGLang {ctx.version} works only with "
+            f"{', '.join(names)} speculative decoding, not {ctx.algorithm}: SGLang raises a ValueError in check_server_args",
+            flags=lora,
+        )
+        return
+    if ctx.version >= WIDER_SINCE and ctx.algorithm != "NGRAM" and ctx.spec.has("--speculative-adaptive"):
+        yield RULE.finding(
+            f"LoRA with {ctx.algorithm} does not support {ctx.flag('--speculative-adaptive')}: SGLang raises a ValueError",
+            flags=("--speculative-adaptive",),
+            fix=fix_of("drop --speculative-adaptive", Applicability.UNSAFE, Edit(name="--speculative-adaptive", value=None)),
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="PL005",
+    name="lora-unsupported-algorithm",
+    summary="LoRA with a speculative algorithm that release does not support",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="With `--enable-lora` or `--lora-paths`, checks the speculative algorithm against the release.",
+        why="Up to 0.5.18 only NGRAM was allowed with LoRA ('Currently LoRA is only compatible with NGRAM "
+        "speculative decoding', 0.5.18 server_args.py:9371-9373); from 0.5.19 NGRAM, EAGLE/NEXTN, EAGLE3, "
+        "DFLASH and DSPARK, and not with `--speculative-adaptive` (catalogue P50; 0.5.23 lora_hook.py:238-300).",
+        fix="Use a supported algorithm, or serve the adapters without speculation.",
+        fix_safety="Dropping adaptive is unsafe: it changes how drafting is tuned.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-lora", "--lora-paths", "a=/lora/a",
+              "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-lora", "--lora-paths", "a=/lora/a",
+              "--speculative-algorithm", "NGRAM"),
+    ),
+    sources=(
+        "sglang 0.5.23: python/sglang/srt/arg_groups/lora_hook.py:238-300",
+        "sglang 0.5.18: python/sglang/srt/server_args.py:9371-9373",
+        "sglang 0.5.19: python/sglang/srt/arg_groups/lora_hook.py:170-190",
+        "catalogue: shared/design/sglang-spec-checks.md P50",
+    ),
+    sglang_versions=">=0.5.6",
+)

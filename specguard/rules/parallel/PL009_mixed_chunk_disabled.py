@@ -1,0 +1,68 @@
+"""PL009 mixed-chunk-disabled."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Applicability, Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+
+# 0.5.19 moved the decision to SpeculativeAlgorithm.supports_mixed_chunk() (arg_groups/
+# speculative_hook.py:675-684): EAGLE, EAGLE3, DFLASH and DSPARK keep it. Before, the EAGLE-family
+# and DFLASH handlers turned it off too (0.5.13 arg_groups/speculative_hook.py:245-249, 306-311).
+EAGLE_KEEPS_SINCE = Version("0.5.19")
+ALWAYS_OFF = frozenset({"STANDALONE", "NGRAM", "FROZEN_KV_MTP"})
+
+
+def turned_off(ctx: CheckContext) -> bool:
+    if ctx.algorithm in ALWAYS_OFF:
+        return True
+    return ctx.version < EAGLE_KEEPS_SINCE and ctx.algorithm in ("EAGLE", "EAGLE3", "DFLASH")
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm is None or not ctx.spec.get("enable_mixed_chunk") or not turned_off(ctx):
+        return
+    flag = ctx.flag("--enable-mixed-chunk")
+    yield RULE.finding(
+        f"SGLang {ctx.version} turns {flag} off for {ctx.algorithm} (with a log warning): prefill chunks are not "
+        "mixed into decode batches",
+        flags=("--enable-mixed-chunk",),
+        fix=set_flags(f"drop {flag}, which SGLang turns off", Applicability.SAFE, enable_mixed_chunk=None),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="PL009",
+    name="mixed-chunk-disabled",
+    summary="--enable-mixed-chunk with an algorithm SGLang turns it off for",
+    severity=Severity.INFO,
+    docs=RuleDocs(
+        what="Says when `--enable-mixed-chunk` is silently turned off by the speculative algorithm.",
+        why="STANDALONE and FROZEN_KV_MTP (catalogue P24) and NGRAM (P62, unconditionally) do not support mixed "
+        "chunked prefill, and SGLang turns it off with a warning; before 0.5.19 the EAGLE family and DFLASH "
+        "did the same (0.5.13 speculative_hook.py:245-249, 306-311). From 0.5.19 EAGLE, EAGLE3, DFLASH and "
+        "DSPARK keep it (`supports_mixed_chunk`, 0.5.19 speculative_hook.py:675-684).",
+        fix="Drop the flag.",
+        fix_safety="Safe: SGLang turns it off anyway.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-mixed-chunk", "--speculative-algorithm",
+              "STANDALONE", "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-mixed-chunk", "--speculative-algorithm",
+              "EAGLE3", "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+    ),
+    sources=(
+        "seed: sglang-speculative-decoding.md (Ngram: disables mixed chunked prefill)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1104-1118, 1304-1308",
+        "sglang 0.5.23: python/sglang/srt/speculative/spec_info.py:147-158",
+        "sglang 0.5.19: python/sglang/srt/arg_groups/speculative_hook.py:675-684",
+        "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:245-249, 306-311",
+        "catalogue: shared/design/sglang-spec-checks.md P24, P47, P62",
+    ),
+)
