@@ -1,0 +1,169 @@
+"""PL rules beyond their documented examples: version boundaries, devices, layouts."""
+
+from __future__ import annotations
+
+from specguard.models import Applicability, Dialect, Severity
+from specguard.rules.base import Example
+from specguard.rules.parallel import (
+    PL001_dp_attention_unsupported_algorithm as PL001,
+    PL002_pipeline_parallel_speculative as PL002,
+    PL003_dflash_constraints as PL003,
+    PL004_ngram_constraints as PL004,
+    PL005_lora_unsupported_algorithm as PL005,
+    PL006_decode_radix_cache_speculative as PL006,
+    PL007_watermark_speculative as PL007,
+    PL008_multi_node_inconsistent as PL008,
+    PL009_mixed_chunk_disabled as PL009,
+)
+from tests.conftest import HF_CONFIGS, run_cli_json
+
+
+def findings(module, *argv: str, **kwargs):
+    ctx = Example(argv=argv, **kwargs).context()
+    if not module.RULE.applies_to(ctx):
+        return []
+    return list(module.RULE.check(ctx))
+
+
+def spec(algorithm: str, *extra: str) -> tuple[str, ...]:
+    return ("--model-path", "m", "--speculative-draft-model-path", "d", "--speculative-algorithm", algorithm, *extra)
+
+
+# ----------------------------------------------------------------------------- PL001
+
+
+def test_pl001_deprecated_switch_needs_dp_size_from_0_5_22() -> None:
+    switch_only = spec("NGRAM", "--tp-size", "2", "--enable-dp-attention")
+    assert findings(PL001, *switch_only) == []  # 0.5.23: --dp-size 1 means attn_dp_size 1
+    assert findings(PL001, *switch_only, sglang_version="0.5.21")
+    assert findings(PL001, *switch_only, "--dp-size", "2")
+
+
+def test_pl001_dflash_by_version() -> None:
+    dp = ("--tp-size", "2", "--attn-dp-size", "2")
+    (lm_head,) = findings(PL001, *spec("DFLASH", *dp), gpu="H100")
+    assert "--enable-dp-lm-head" in lm_head.message
+    assert findings(PL001, *spec("DFLASH", *dp, "--enable-dp-lm-head"), gpu="H100") == []
+    assert findings(PL001, *spec("DFLASH", *dp, "--enable-dp-lm-head", "--attn-cp-size", "2"))
+    old = spec("DFLASH", "--tp-size", "2", "--dp-size", "2", "--enable-dp-attention", "--enable-dp-lm-head")
+    assert "non-NPU" in findings(PL001, *old, sglang_version="0.5.22")[0].message
+    assert "non-NPU" not in findings(PL001, *old, sglang_version="0.5.19")[0].message
+    assert findings(PL001, *old, "--device", "npu", sglang_version="0.5.22") == []
+
+
+def test_pl001_eagle_is_fine() -> None:
+    assert findings(PL001, *spec("EAGLE", "--tp-size", "2", "--attn-dp-size", "2")) == []
+
+
+# ----------------------------------------------------------------------------- PL002
+
+
+def test_pl002_exceptions() -> None:
+    assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--disaggregation-mode", "prefill")) == []
+    assert findings(PL002, *spec("NEXTN", "--pp-size", "2"), env={"SGLANG_ENABLE_PP_SPEC": "1"}) == []
+    assert findings(PL002, *spec("EAGLE3", "--pp-size", "2"), env={"SGLANG_ENABLE_PP_SPEC": "1"})
+    assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--enable-multi-layer-eagle", "--disaggregation-mode", "prefill"))
+    assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--attn-dp-size", "2", "--tp-size", "2"),
+                    env={"SGLANG_ENABLE_PP_SPEC": "1"})
+    assert findings(PL002, *spec("EAGLE", "--pp-size", "2"), sglang_version="0.5.20") == []
+
+
+def test_pl002_fix_keeps_gpu_count_except_in_slime() -> None:
+    (finding,) = findings(PL002, *spec("NGRAM", "--pp-size", "2", "--tp-size", "4"))
+    assert {e.name: e.value for e in finding.fix.edits} == {"--pp-size": None, "--tp-size": 8}
+    slime = ("--hf-checkpoint", "m", "--sglang-speculative-algorithm", "NGRAM", "--sglang-pp-size", "2")
+    (finding,) = findings(PL002, *slime, dialect=Dialect.SLIME)
+    assert "--sglang-pp-size 2" in finding.message
+    assert [e.name for e in finding.fix.edits] == ["--pp-size"]
+
+
+# ----------------------------------------------------------------------------- PL003
+
+
+def test_pl003_window_and_draft_path() -> None:
+    no_draft = ("--model-path", "m", "--speculative-algorithm", "DFLASH")
+    assert any("--speculative-draft-model-path" in f.message for f in findings(PL003, *no_draft))
+    window = spec("DFLASH", "--speculative-dflash-block-size", "16", "--speculative-draft-window-size")
+    assert findings(PL003, *window, "16") == []
+    (finding,) = findings(PL003, *window, "15")
+    assert finding.fix.edits[0].value == 16
+    # Window vs the draft config's block_size; unknown draft: quiet.
+    assert findings(PL003, *spec("DFLASH", "--speculative-draft-window-size", "8"), draft={"block_size": 16})
+    assert findings(PL003, *spec("DFLASH", "--speculative-draft-window-size", "8")) == []
+
+
+def test_pl003_forced_steps_and_topk_safe() -> None:
+    (finding,) = findings(PL003, *spec("DFLASH", "--speculative-num-steps", "3", "--speculative-eagle-topk", "4"))
+    assert finding.severity is Severity.WARNING and finding.fix.applicability is Applicability.SAFE
+
+
+# ----------------------------------------------------------------------------- PL004
+
+
+def test_pl004_devices_by_version() -> None:
+    xpu = spec("NGRAM", "--device", "xpu")
+    assert findings(PL004, *xpu, sglang_version="0.5.20")
+    assert findings(PL004, *xpu, sglang_version="0.5.21") == []
+    assert findings(PL004, *spec("NGRAM"), gpu="MI300X") == []
+    assert findings(PL004, *spec("NGRAM")) == []  # unknown device stays quiet
+
+
+def test_pl004_overlap_note_until_0_5_13() -> None:
+    (note,) = findings(PL004, *spec("NGRAM"), sglang_version="0.5.13")
+    assert note.severity is Severity.INFO
+    assert findings(PL004, *spec("NGRAM"), sglang_version="0.5.14") == []
+
+
+# ----------------------------------------------------------------------------- PL005-PL009
+
+
+def test_pl005_lora_by_version() -> None:
+    lora = ("--enable-lora",)
+    assert findings(PL005, *spec("EAGLE3", *lora)) == []
+    assert findings(PL005, *spec("EAGLE3", *lora), sglang_version="0.5.18")
+    assert findings(PL005, *spec("EAGLE3", *lora, "--speculative-adaptive"))
+
+
+def test_pl006_pl007() -> None:
+    radix = ("--disaggregation-mode", "decode", "--disaggregation-decode-enable-radix-cache")
+    assert findings(PL006, *spec("EAGLE3", *radix)) == []
+    assert findings(PL006, *spec("STANDALONE", "--disaggregation-decode-enable-radix-cache")) == []
+    assert findings(PL007, *spec("EAGLE", "--enable-watermark", "--speculative-use-rejection-sampling"))
+    assert findings(PL007, *spec("STANDALONE", "--enable-watermark"), sglang_version="0.5.21") == []
+
+
+def test_pl008_layout() -> None:
+    base = ("--model-path", "m", "--nnodes", "2", "--dist-init-addr", "h:1")
+    assert findings(PL008, *base, "--tp-size", "16", "--node-rank", "1") == []
+    assert findings(PL008, *base, "--tp-size", "16", "--node-rank", "2")
+    assert findings(PL008, *base, "--tp-size", "3")
+    assert findings(PL008, *base, "--tp-size", "16", "--dp-size", "2")
+    assert findings(PL008, *base, "--tp-size", "16", "--dp-size", "2", "--enable-dp-attention") == []
+    assert findings(PL008, "--model-path", "m", "--tp-size", "6", "--attn-dp-size", "4")
+    slime = ("--hf-checkpoint", "m", "--sglang-nnodes", "2")
+    ctx = Example(argv=slime, dialect=Dialect.SLIME).context()
+    assert not PL008.RULE.applies_to(ctx)
+
+
+def test_pl009_versions() -> None:
+    mixed = ("--enable-mixed-chunk",)
+    assert findings(PL009, *spec("EAGLE3", *mixed)) == []
+    assert findings(PL009, *spec("EAGLE3", *mixed), sglang_version="0.5.18")
+    assert findings(PL009, *spec("NGRAM", *mixed))[0].fix.applicability is Applicability.SAFE
+
+
+# ----------------------------------------------------------------------------- end to end
+
+
+def test_cli_dp_attention_with_standalone() -> None:
+    llama = str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct")
+    args = ("--", "--model-path", llama, "--tp-size", "2", "--attn-dp-size", "2", "--speculative-algorithm",
+            "STANDALONE", "--speculative-draft-model-path", llama, "--speculative-num-steps", "3",
+            "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+    code, doc = run_cli_json("check", "--offline", "--gpu", "H100", *args)
+    assert code == 1
+    (pl001,) = [f for f in doc["findings"] if f["code"] == "PL001"]
+    assert pl001["severity"] == "error" and "--attn-dp-size" in pl001["message"]
+    code, doc = run_cli_json("check", "--offline", "--gpu", "H100", "--unsafe-fixes", *args)
+    assert "--attn-dp-size" not in doc["argv"]
+    assert not any(f["code"] == "PL001" and not f["applied"] for f in doc["findings"])
