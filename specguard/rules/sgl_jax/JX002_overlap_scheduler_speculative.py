@@ -1,0 +1,76 @@
+"""JX002 overlap-scheduler-speculative."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
+from specguard.rules.sgl_jax._jax import OVERLAP_RELAXED, backend, jax_example, params, raw_algorithm
+
+
+def overlap_supported(ctx: CheckContext) -> bool:
+    """sgl-jax HEAD: DFLASH, EAGLE3 on fa, or NEXTN, with topk 1 and draft tokens = steps + 1."""
+    algorithm = raw_algorithm(ctx)
+    if algorithm == "DFLASH":
+        return True
+    steps, topk, draft = params(ctx)
+    chain = topk == 1 and draft == steps + 1
+    if algorithm == "EAGLE3":
+        return chain and backend(ctx) == "fa"
+    return algorithm == "NEXTN" and chain
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm is None or ctx.spec.get("disable_overlap_schedule"):
+        return
+    flag = ctx.flag("--disable-overlap-schedule")
+    if not overlap_supported(ctx):
+        yield RULE.finding(
+            f"sgl-jax raises 'Speculative overlap scheduler only supports DFLASH, EAGLE3+FA, or NEXTN with "
+            f"--speculative-eagle-topk=1 and --speculative-num-draft-tokens == --speculative-num-steps + 1' "
+            f"for this {raw_algorithm(ctx)} configuration: add {flag} (sgl-jax builds before {OVERLAP_RELAXED} "
+            "require it for every speculative launch)",
+            flags=("--disable-overlap-schedule",),
+            fix=set_flags(f"add {flag}", Applicability.SAFE, disable_overlap_schedule=True),
+        )
+        return
+    if raw_algorithm(ctx) == "EAGLE3":
+        yield RULE.finding(
+            f"sgl-jax accepts the overlap scheduler for this EAGLE3 configuration since {OVERLAP_RELAXED}, but "
+            f"its guide recommends {flag} for EAGLE3 (the verify pass reuses mutable draft metadata), builds "
+            "before that change reject the launch without it, and the validated TPU command sets it",
+            flags=("--disable-overlap-schedule",),
+            severity=Severity.INFO,
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="JX002",
+    name="overlap-scheduler-speculative",
+    summary="sgl-jax: the overlap scheduler is on for a speculative configuration it does not support",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="sgl-jax speculative launches without `--disable-overlap-schedule`, with sgl-jax's "
+        "defaults (steps 4, topk 5, draft tokens 4) filled in.",
+        why="At sgl-jax HEAD the overlap scheduler is allowed only for DFLASH, for EAGLE3 on the fa "
+        "backend with topk 1 and draft tokens = steps + 1, and for NEXTN with the same topk/draft "
+        "rule; anything else raises ValueError at argument parsing (relaxed in sglang-jax #1293, "
+        "2026-06-24). The first speculative version (#378, 2025-11-19) raised for every speculative "
+        "launch without the flag. The guide recommends the flag for EAGLE3 in any case (info).",
+        fix="Add `--disable-overlap-schedule`.",
+        fix_safety="Safe: it only stops the host scheduler from overlapping with the device step; the "
+        "tokens produced are the same, and sgl-jax refuses to start otherwise.",
+    ),
+    bad=jax_example("--speculative-eagle-topk", "4", "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "8"),
+    good=jax_example("--speculative-eagle-topk", "4", "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "8",
+                     "--disable-overlap-schedule"),
+    sources=(
+        "seed: sgl-jax-speculative-decoding.md (--disable-overlap-schedule: recommended for EAGLE3)",
+        "sglang-jax f671c326 (#378): python/sgl_jax/srt/server_args.py (overlap disallowed with speculation)",
+        "sglang-jax b735f16e (#1293): python/sgl_jax/srt/server_args.py (supports_eagle3_overlap)",
+        "design: shared/design/dialects.md §2",
+    ),
+    dialects=(Dialect.SGL_JAX,),
+)

@@ -1,0 +1,60 @@
+"""JX005 sgl-jax-dflash-constraints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
+from specguard.rules.sgl_jax._jax import jax_example, raw_algorithm
+
+_QWEN3_DFLASH = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH")
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if raw_algorithm(ctx) != "DFLASH":
+        return
+    if ctx.spec.get("speculative_draft_model_path") is None:
+        yield RULE.finding(
+            f"DFLASH on sgl-jax needs {ctx.flag('--speculative-draft-model-path')} (the DFlash draft whose "
+            "config.json gives block_size and target_layer_ids); sgl-jax raises without it",
+            flags=("--speculative-draft-model-path",),
+        )
+    steps, topk = ctx.spec.get("speculative_num_steps"), ctx.spec.get("speculative_eagle_topk")
+    wrong = {name: v for name, v in (("steps", steps), ("topk", topk)) if v is not None and v != 1}
+    if wrong:
+        yield RULE.finding(
+            "DFLASH on sgl-jax requires one step and topk 1 and raises otherwise ("
+            + ", ".join(f"{k} is {v}" for k, v in wrong.items())
+            + "); SGLang would override them to 1",
+            flags=("--speculative-num-steps", "--speculative-eagle-topk"),
+            fix=set_flags("set steps 1 and topk 1", Applicability.SAFE, speculative_num_steps=1, speculative_eagle_topk=1),
+        )
+
+
+RULE = Rule(
+    check=check,
+    code="JX005",
+    name="sgl-jax-dflash-constraints",
+    summary="sgl-jax: DFLASH without a draft path, or with steps/topk other than 1",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="sgl-jax DFLASH launches: a draft path is required, and typed steps and topk must be 1.",
+        why="sgl-jax's argument checks require topk == 1, num_steps == 1 and a draft path for DFLASH "
+        "(design/dialects.md §2); the draft token count comes from the draft config's `block_size`. "
+        "SGLang instead overrides steps/topk to 1 with a warning (catalogue P74) and raises only for a "
+        "missing draft path (P73).",
+        fix="Set steps and topk to 1 (the only values DFLASH runs); add the DFlash draft path.",
+        fix_safety="Safe: 1 is the only value either runtime runs DFLASH with.",
+    ),
+    bad=jax_example("--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16", "--speculative-num-steps", "3",
+                    "--speculative-eagle-topk", "1", base=_QWEN3_DFLASH),
+    good=jax_example("--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16", "--speculative-num-steps", "1",
+                     "--speculative-eagle-topk", "1", base=_QWEN3_DFLASH),
+    sources=(
+        "sglang-jax HEAD cddbf6f1: python/sgl_jax/srt/server_args.py (DFLASH checks); dflash_util.parse_dflash_draft_config",
+        "design: shared/design/dialects.md §2",
+        "catalogue: shared/design/sglang-spec-checks.md P73, P74",
+    ),
+    dialects=(Dialect.SGL_JAX,),
+)

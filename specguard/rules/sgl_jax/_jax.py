@@ -1,0 +1,50 @@
+"""What sgl-jax (sgl-project/sglang-jax, HEAD cddbf6f1, ``python/sgl_jax/srt/server_args.py``) accepts.
+
+Read for design/dialects.md §2; the speculative defaults differ from SGLang's and sgl-jax has no
+automatic parameter choice and no topk==1 rewrite of the draft token count.
+"""
+
+from __future__ import annotations
+
+from specguard.models import Dialect
+from specguard.rules.base import CheckContext, Example
+
+ATTENTION_BACKENDS = ("native", "fa", "fa_mha", "dsa_sparse")
+DEFAULT_ATTENTION_BACKEND = "fa"
+ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "DFLASH")
+DEFAULT_NUM_STEPS = 4
+DEFAULT_EAGLE_TOPK = 5
+DEFAULT_NUM_DRAFT_TOKENS = 4
+# b735f16e "[SpecDecode] phase2 ... compatible with scheduler overlap (#1293)", 2026-06-24.
+OVERLAP_RELAXED = "sglang-jax #1293 (2026-06-24)"
+
+QWEN3_EAGLE3 = (
+    "--model-path", "Qwen/Qwen3-32B", "--tp-size", "4", "--speculative-algorithm", "EAGLE3",
+    "--speculative-draft-model-path", "AngelSlim/Qwen3-32B_eagle3",
+)
+
+
+def raw_algorithm(ctx: CheckContext) -> str | None:
+    """The algorithm as sgl-jax sees it (NEXTN kept apart from EAGLE)."""
+    value = ctx.spec.get("speculative_algorithm")
+    return value.upper() if value else None
+
+
+def params(ctx: CheckContext) -> tuple[int, int, int]:
+    """(steps, topk, draft tokens) with sgl-jax's defaults filled in."""
+    steps = ctx.spec.get("speculative_num_steps")
+    topk = ctx.spec.get("speculative_eagle_topk")
+    draft = ctx.spec.get("speculative_num_draft_tokens")
+    return (
+        DEFAULT_NUM_STEPS if steps is None else steps,
+        DEFAULT_EAGLE_TOPK if topk is None else topk,
+        DEFAULT_NUM_DRAFT_TOKENS if draft is None else draft,
+    )
+
+
+def backend(ctx: CheckContext) -> str:
+    return ctx.spec.get("attention_backend") or DEFAULT_ATTENTION_BACKEND
+
+
+def jax_example(*extra: str, base: tuple[str, ...] = QWEN3_EAGLE3) -> Example:
+    return Example(argv=(*base, *extra), dialect=Dialect.SGL_JAX, gpu="TPU-v6e")
