@@ -1,0 +1,149 @@
+"""AB rules: GPU gates, version boundaries of the page-tree backend list, predicted defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from specguard import engine
+from specguard.models import Applicability, Severity
+from specguard.rules import ALL_RULES
+from specguard.rules.attention import (
+    AB001_fa3_unsupported_gpu as AB001,
+    AB002_tree_paged_backend_unsupported as AB002,
+    AB003_trtllm_mha_tree_draft as AB003,
+    AB004_trtllm_mha_unsupported_gpu as AB004,
+    AB006_draft_backend_not_a_choice as AB006,
+    AB008_fa4_page_forced_under_tree_draft as AB008,
+)
+from specguard.rules.attention.backends import default_backend
+from specguard.rules.base import Example
+from tests.conftest import HF_CONFIGS, run_cli_json
+
+LLAMA = {"architectures": ["LlamaForCausalLM"]}
+EAGLE3 = ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+          "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B")
+TREE = ("--speculative-num-steps", "5", "--speculative-eagle-topk", "8", "--speculative-num-draft-tokens", "32")
+CHAIN = ("--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+
+
+def fired(rule, *argv, gpu=None, version=None, target=None):
+    ctx = Example(argv=argv, gpu=gpu, sglang_version=version, target=target).context()
+    return list(rule.check(ctx)) if rule.applies_to(ctx) else []
+
+
+@pytest.mark.parametrize(("gpu", "expected"), [("H100", False), ("A100", False), ("L40S", False), ("A10G", False),
+                                               ("B200", True), ("B300", True), ("MI300X", True), ("TPU", True)])
+def test_ab001_fa3_gpu_gate(gpu, expected):
+    assert bool(fired(AB001.RULE, *EAGLE3, *CHAIN, "--attention-backend", "fa3", gpu=gpu)) is expected
+
+
+def test_ab001_unknown_gpu_is_quiet_and_mla_on_ampere_fires():
+    assert fired(AB001.RULE, *EAGLE3, *CHAIN, "--attention-backend", "fa3") == []
+    mla = {"architectures": ["DeepseekV3ForCausalLM"], "kv_lora_rank": 512}
+    assert fired(AB001.RULE, "--model-path", "deepseek-ai/DeepSeek-V3", "--speculative-algorithm", "EAGLE",
+                 "--attention-backend", "fa3", gpu="A100", target=mla)
+
+
+def test_ab001_draft_backend_fix_drops_the_flag():
+    [finding] = fired(AB001.RULE, *EAGLE3, *CHAIN, "--speculative-draft-attention-backend", "fa3", gpu="B200")
+    assert [(e.name, e.value) for e in finding.fix.edits] == [("--speculative-draft-attention-backend", None)]
+
+
+@pytest.mark.parametrize(
+    ("version", "backend", "expected"),
+    [
+        ("0.5.1", "triton", False),  # no check before 0.5.2
+        ("0.5.2", "triton", True),
+        ("0.5.5", "fa3", True),  # flashinfer only up to 0.5.5
+        ("0.5.6", "fa3", False),
+        ("0.5.12", "triton", True),  # triton joins in 0.5.13
+        ("0.5.13", "triton", False),
+        ("0.5.23", "flashinfer", False),
+        ("0.5.23", "fa4", True),
+    ],
+)
+def test_ab002_backend_list_by_version(version, backend, expected):
+    argv = (*EAGLE3, *TREE, "--page-size", "16", "--attention-backend", backend)
+    assert bool(fired(AB002.RULE, *argv, gpu="H100", version=version)) is expected
+
+
+def test_ab002_unset_backend_failed_before_0_5_5_and_is_fine_on_cuda_after():
+    argv = (*EAGLE3, *TREE, "--page-size", "16")
+    assert fired(AB002.RULE, *argv, gpu="H100", version="0.5.4")
+    assert fired(AB002.RULE, *argv, gpu="H100", version="0.5.5") == []
+    [rocm] = fired(AB002.RULE, *argv, gpu="MI300X", version="0.5.23")  # aiter by default
+    assert rocm.fix.edits[0].value == "triton"
+    [unknown] = fired(AB002.RULE, *argv, version="0.5.23")
+    assert unknown.severity is Severity.INFO
+
+
+def test_ab002_auto_topk_and_ngram():
+    # No topk typed: Llama gets topk 4 from SGLang.
+    argv = (*EAGLE3, "--page-size", "16", "--attention-backend", "torch_native")
+    assert fired(AB002.RULE, *argv, gpu="A100", target=LLAMA)
+    assert fired(AB002.RULE, *argv, gpu="A100", target={"architectures": ["Qwen3ForCausalLM"]}) == []
+    ngram = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "NGRAM", "--page-size", "16")
+    assert fired(AB002.RULE, *ngram, "--attention-backend", "triton", gpu="A100")
+    assert fired(AB002.RULE, *ngram, "--attention-backend", "flashinfer", gpu="A100") == []
+    assert fired(AB002.RULE, *ngram, "--attention-backend", "triton", "--speculative-ngram-max-bfs-breadth", "1",
+                 gpu="A100") == []
+
+
+def test_ab002_fix_is_accepted_by_every_rule():
+    ctx = Example(argv=(*EAGLE3, *TREE, "--page-size", "16", "--attention-backend", "fa4"), gpu="B200").context()
+    outcome = engine.check(ALL_RULES, ctx, fix_level=Applicability.UNSAFE)
+    after = ctx.with_spec(outcome.corrected)
+    assert after.spec.get("attention_backend") == "flashinfer"
+    assert not [f for f in engine.run_rules(ALL_RULES, after) if f.code.startswith("AB") and f.severity is Severity.ERROR]
+
+
+def test_ab003_and_ab004():
+    assert fired(AB003.RULE, *EAGLE3, "--attention-backend", "trtllm_mha", gpu="B200", target=LLAMA)  # auto topk 4
+    assert fired(AB003.RULE, *EAGLE3, *CHAIN, "--attention-backend", "trtllm_mha", gpu="B200") == []
+    assert fired(AB004.RULE, *EAGLE3, *CHAIN, "--decode-attention-backend", "trtllm_mha", gpu="L4")
+    assert fired(AB004.RULE, *EAGLE3, *CHAIN, "--attention-backend", "trtllm_mha", gpu="H20") == []
+    assert fired(AB004.RULE, *EAGLE3, *CHAIN, "--attention-backend", "trtllm_mha") == []
+
+
+def test_ab006_suggests_the_close_choice():
+    [finding] = fired(AB006.RULE, *EAGLE3, *CHAIN, "--speculative-draft-attention-backend", "flashinfr")
+    assert "did you mean flashinfer" in finding.message
+
+
+def test_ab008_only_when_topk_is_left_to_sglang():
+    argv = (*EAGLE3, "--attention-backend", "fa4")
+    assert fired(AB008.RULE, *argv, gpu="B200", target=LLAMA)
+    assert fired(AB008.RULE, *argv, *TREE, gpu="B200", target=LLAMA) == []  # typed topk 8 keeps page 1
+    assert fired(AB008.RULE, *argv, gpu="H100", target=LLAMA) == []
+    assert fired(AB008.RULE, *argv, gpu="B200", target={"architectures": ["Qwen3ForCausalLM"]}) == []
+
+
+@pytest.mark.parametrize(
+    ("gpu", "version", "argv", "expected"),
+    [
+        ("H100", "0.5.23", (), "fa3"),
+        ("H100", "0.5.23", TREE, "flashinfer"),
+        ("H100", "0.5.4", (), "flashinfer"),  # decided after the automatic topk 4 before 0.5.5
+        ("B200", "0.5.23", CHAIN, "trtllm_mha"),
+        ("B200", "0.5.6", CHAIN, "flashinfer"),
+        ("B200", "0.5.23", (), "flashinfer"),
+        ("MI300X", "0.5.23", (), "aiter"),
+        ("A100", "0.5.23", (), "flashinfer"),
+        (None, "0.5.23", (), None),
+    ],
+)
+def test_default_backend_prediction(gpu, version, argv, expected):
+    ctx = Example(argv=(*EAGLE3, *argv), gpu=gpu, sglang_version=version, target=LLAMA).context()
+    assert default_backend(ctx) == expected
+
+
+def test_cli_end_to_end_fa3_on_blackwell():
+    llama = str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct")
+    code, doc = run_cli_json("check", "--offline", "--gpu", "B200", "--sglang-version", "0.5.23", "--",
+                             "--model-path", llama, "--speculative-algorithm", "NGRAM", "--attention-backend", "fa3")
+    assert code == 1
+    assert [f["code"] for f in doc["findings"] if f["severity"] == "error"] == ["AB001"]
+    code, doc = run_cli_json("check", "--offline", "--unsafe-fixes", "--gpu", "B200", "--sglang-version", "0.5.23", "--",
+                             "--model-path", llama, "--speculative-algorithm", "NGRAM", "--attention-backend", "fa3")
+    assert code == 0
+    assert doc["argv"][doc["argv"].index("--attention-backend") + 1] == "flashinfer"
