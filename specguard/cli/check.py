@@ -101,6 +101,15 @@ def with_handled(preset: str | None, ctx: CheckContext, outcome: engine.Outcome)
     return outcome.model_copy(update={"findings": tuple(sorted([*outcome.findings, *extra], key=engine._order))})
 
 
+def _memory_extra(ctx: CheckContext, outcome: engine.Outcome, explain_memory: bool) -> dict | None:
+    """--explain-memory: a ``memory`` section (specguard/memory/report.py)."""
+    if not explain_memory:
+        return None
+    from specguard.memory.report import memory_json
+
+    return memory_json(ctx, outcome.corrected)
+
+
 def rules_meta() -> dict[str, dict]:
     return {r.code: {"name": r.name, "summary": r.summary, "sources": list(r.sources)} for r in ALL_RULES}
 
@@ -120,6 +129,7 @@ def check_command(
     offline: Offline = False,
     output_format: Format = OutputFormat.human,
     write: Annotated[Path | None, typer.Option("--write", help="With --preset: write the corrected preset here.")] = None,
+    explain_memory: Annotated[bool, typer.Option("--explain-memory", help="Show the GPU memory budget (weights, KV pool, tree, CUDA graphs, headroom).")] = False,
 ) -> None:
     """Check a speculative-decoding launch: SERVER_ARGS after `--`, in SGLang's, slime's or sgl-jax's spelling."""
     as_json = output_format is not OutputFormat.human
@@ -137,11 +147,15 @@ def check_command(
 
             write_corrected_preset(preset, outcome.corrected, write)
     if output_format is OutputFormat.json:
-        print(json.dumps(outcome_json(outcome, check_ctx), indent=2))
+        print(json.dumps(outcome_json(outcome, check_ctx, extra=_memory_extra(check_ctx, outcome, explain_memory)), indent=2))
     elif output_format is OutputFormat.sarif:
         print(json.dumps(outcome_sarif(outcome, check_ctx, rules_meta()), indent=2))
     else:
         from rich.console import Console
 
         print_human(outcome, check_ctx, Console(file=sys.stdout, width=_console_width()))
+        if explain_memory:  # --explain-memory (specguard/memory/report.py)
+            from specguard.memory.report import print_memory
+
+            print_memory(check_ctx, Console(file=sys.stdout, width=_console_width()), outcome.corrected)
     raise typer.Exit(outcome.exit_code)

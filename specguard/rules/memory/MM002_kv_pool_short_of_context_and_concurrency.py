@@ -23,13 +23,13 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     tokens, context = budget.kv_pool_tokens, budget.context_len
     if budget.tokens_needed > context:
-        need = f"{budget.max_running_requests} requests x {context} tokens = {budget.tokens_needed:,}"
+        need = f"{budget.max_running_requests} requests x {context:,} tokens"
     else:
         need = f"one request at the full {context:,}-token context"
     message = (
         f"on a {budget.gpu} the KV pool holds {tokens:,} tokens ({budget.kv_pool.bytes / GIB:.1f} GiB at "
-        f"{budget.kv_bytes_per_token_target + budget.kv_bytes_per_token_draft:,} B/token) but {need} need more: "
-        "requests queue, and prompts longer than the pool are rejected"
+        f"{budget.kv_bytes_per_token_target + budget.kv_bytes_per_token_draft:,} B/token), fewer than the "
+        f"{budget.tokens_needed:,} that {need} take: requests queue, and prompts longer than the pool are rejected"
     )
     found = plan(ctx, lambda b: b.fits and not b.kv_short, steps=())
     fix = None
