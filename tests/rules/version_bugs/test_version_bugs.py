@@ -1,0 +1,149 @@
+"""VB rules: both sides of every version boundary."""
+
+from __future__ import annotations
+
+import pytest
+
+from specguard.models import Dialect, Severity
+from specguard.rules.base import Example
+from specguard.rules.version_bugs import (
+    VB001_flashinfer_draft_graph_padding_crash as VB001,
+    VB002_graph_padding_flag_ignored_for_spec as VB002,
+    VB003_cuda_graph_flag_renamed as VB003,
+    VB004_unknown_or_abbreviated_flag as VB004,
+    VB005_flag_renamed_for_version as VB005,
+    VB006_graph_padding_with_torch_compile as VB006,
+)
+from tests.conftest import HF_CONFIGS, run_cli_json
+
+LLAMA = {"architectures": ["LlamaForCausalLM"]}
+EAGLE3 = ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+          "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B")
+CHAIN = ("--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+
+
+def fired(rule, *argv, gpu=None, version=None, target=None, dialect=Dialect.SGLANG):
+    ctx = Example(argv=argv, gpu=gpu, sglang_version=version, target=target, dialect=dialect).context()
+    return list(rule.check(ctx)) if rule.applies_to(ctx) else []
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.9.post2", True), ("0.5.2", True), ("0.5.3", False), ("0.5.23", False)])
+def test_vb001_fixed_in_0_5_3(version, expected):
+    argv = (*EAGLE3, *CHAIN, "--attention-backend", "flashinfer")
+    assert bool(fired(VB001.RULE, *argv, gpu="H100", version=version)) is expected
+
+
+def test_vb001_default_backend_and_fixes():
+    # Llama on Hopper before 0.5.5: the automatic topk 4 makes FlashInfer the default.
+    [hopper] = fired(VB001.RULE, *EAGLE3, gpu="H100", version="0.5.1", target=LLAMA)
+    assert hopper.fix.edits[0].value == "fa3"
+    # topk 1, page 1 on Hopper: fa3 is the default, nothing to say.
+    assert fired(VB001.RULE, *EAGLE3, *CHAIN, gpu="H100", version="0.5.1", target=LLAMA) == []
+    [ampere] = fired(VB001.RULE, *EAGLE3, *CHAIN, gpu="A100", version="0.5.1")
+    assert ampere.fix.edits[0].value == "triton"
+    # 0.5.2 with topk > 1 and pages: only flashinfer is accepted, so widen the capture list instead.
+    tree = ("--speculative-num-steps", "5", "--speculative-eagle-topk", "8", "--speculative-num-draft-tokens", "32")
+    [paged] = fired(VB001.RULE, *EAGLE3, *tree, "--page-size", "16", "--attention-backend", "flashinfer",
+                    gpu="A100", version="0.5.2")
+    assert paged.fix.edits[0].name == "--cuda-graph-bs" and paged.fix.edits[0].value[-1] == "160"
+    [unknown] = fired(VB001.RULE, *EAGLE3, *CHAIN, version="0.5.1")
+    assert unknown.severity is Severity.INFO
+    assert fired(VB001.RULE, *EAGLE3, *CHAIN, "--disable-cuda-graph", gpu="A100", version="0.5.1") == []
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.2", True), ("0.5.3", False)])
+def test_vb002_boundary(version, expected):
+    argv = (*EAGLE3, *CHAIN, "--disable-cuda-graph-padding")
+    assert bool(fired(VB002.RULE, *argv, version=version)) is expected
+    assert fired(VB002.RULE, *argv, "--cuda-graph-bs", "1", "2", "4", version=version) == []
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "version", "severity", "rename"),
+    [
+        ("--cuda-graph-max-bs", ("8",), "0.5.13", None, None),
+        ("--cuda-graph-max-bs", ("8",), "0.5.14", Severity.INFO, "--cuda-graph-max-bs-decode"),
+        ("--cuda-graph-max-bs", ("8",), "0.5.19", Severity.INFO, "--cuda-graph-max-bs-decode"),
+        ("--cuda-graph-max-bs", ("8",), "0.5.20", Severity.ERROR, "--cuda-graph-max-bs-decode"),
+        ("--cuda-graph-bs", ("1", "2", "4"), "0.5.23", Severity.ERROR, "--cuda-graph-bs-decode"),
+        ("--cuda-graph-max-bs-decode", ("8",), "0.5.13", Severity.ERROR, "--cuda-graph-max-bs"),
+        ("--cuda-graph-max-bs-decode", ("8",), "0.5.14", None, None),
+        ("--cuda-graph-bs-decode", ("1", "2"), "0.5.4", Severity.ERROR, "--cuda-graph-bs"),
+    ],
+)
+def test_vb003_boundaries(flag, value, version, severity, rename):
+    findings = fired(VB003.RULE, *EAGLE3, *CHAIN, flag, *value, version=version)
+    if severity is None:
+        assert findings == []
+        return
+    [finding] = findings
+    assert finding.severity is severity
+    edits = {e.name: e.value for e in finding.fix.edits}
+    assert edits == {flag: None, rename: value[0] if len(value) == 1 else value}
+
+
+def test_vb003_slime_spelling():
+    [finding] = fired(VB003.RULE, "--hf-checkpoint", "x", "--sglang-cuda-graph-max-bs", "8", version="0.5.23",
+                      dialect=Dialect.SLIME)
+    assert "--sglang-cuda-graph-max-bs-decode" in finding.message
+
+
+def test_vb004_unknown_ambiguous_abbreviated():
+    [algo] = fired(VB004.RULE, *EAGLE3[:2], "--speculative-algo", "EAGLE3", version="0.5.23")
+    assert algo.severity is Severity.WARNING and algo.fix.edits[1].name == "--speculative-algorithm"
+    [draft] = fired(VB004.RULE, *EAGLE3[:4], "--speculative-draft", "x", version="0.5.23")
+    assert draft.severity is Severity.ERROR and "ambiguous option" in draft.message
+    step, typo = fired(VB004.RULE, *EAGLE3, "--speculative-num-step", "3", "--enable-torch-compiled", version="0.5.23")
+    assert step.severity is Severity.WARNING and step.fix.edits[1].name == "--speculative-num-steps"
+    assert typo.fix is None and "did you mean --enable-torch-compile" in typo.message
+    [pp] = fired(VB004.RULE, *EAGLE3, "--pp", "2", version="0.5.23")
+    assert "--pp-size" in pp.message and pp.severity is Severity.ERROR
+    # Other versions: the table is 0.5.23's, so stay quiet; renamed cuda-graph flags are VB003's.
+    assert fired(VB004.RULE, *EAGLE3, "--speculative-draft", "x", version="0.5.22") == []
+    assert fired(VB004.RULE, *EAGLE3, "--cuda-graph-max-bs", "8", version="0.5.23") == []
+    assert fired(VB004.RULE, "--hf-checkpoint", "x", "--rollout-batch-size", "8", version="0.5.23",
+                 dialect=Dialect.SLIME) == []
+
+
+@pytest.mark.parametrize(
+    ("flag", "version", "severity"),
+    [
+        ("--speculative-dflash-draft-window-size", "0.5.10", Severity.ERROR),
+        ("--speculative-dflash-draft-window-size", "0.5.11", None),
+        ("--speculative-dflash-draft-window-size", "0.5.13", None),
+        ("--speculative-dflash-draft-window-size", "0.5.14", Severity.INFO),
+        ("--speculative-dflash-draft-window-size", "0.5.20", Severity.ERROR),
+        ("--speculative-draft-window-size", "0.5.11", Severity.ERROR),
+        ("--speculative-draft-window-size", "0.5.12", None),
+    ],
+)
+def test_vb005_draft_window(flag, version, severity):
+    findings = fired(VB005.RULE, "--model-path", "m", "--speculative-algorithm", "DFLASH",
+                     "--speculative-draft-model-path", "d", flag, "2048", version=version)
+    assert [f.severity for f in findings] == ([severity] if severity else [])
+
+
+def test_vb005_attn_dp_size():
+    [old] = fired(VB005.RULE, *EAGLE3, "--tp-size", "4", "--attn-dp-size", "4", version="0.5.21")
+    assert {e.name: e.value for e in old.fix.edits} == {"--attn-dp-size": None, "--dp-size": 4, "--enable-dp-attention": True}
+    assert fired(VB005.RULE, *EAGLE3, "--tp-size", "4", "--attn-dp-size", "4", version="0.5.22") == []
+    [new] = fired(VB005.RULE, *EAGLE3, "--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", version="0.5.22")
+    assert new.severity is Severity.INFO
+    assert fired(VB005.RULE, *EAGLE3, "--tp-size", "4", "--dp-size", "4", "--enable-dp-attention", version="0.5.21") == []
+
+
+@pytest.mark.parametrize(("version", "severity"), [("0.5.11", Severity.WARNING), ("0.5.12", Severity.ERROR)])
+def test_vb006_boundary(version, severity):
+    [finding] = fired(VB006.RULE, *EAGLE3, "--disable-cuda-graph-padding", "--enable-torch-compile", version=version)
+    assert finding.severity is severity
+
+
+def test_cli_end_to_end_renamed_cuda_graph_flag_is_fixed_safely():
+    llama = str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct")
+    argv = ("--model-path", llama, "--speculative-algorithm", "NGRAM", "--cuda-graph-max-bs", "8")
+    code, doc = run_cli_json("check", "--offline", "--gpu", "H100", "--sglang-version", "0.5.23", "--", *argv)
+    assert code == 1 and "VB003" in [f["code"] for f in doc["findings"] if f["severity"] == "error"]
+    code, doc = run_cli_json("check", "--offline", "--fix", "--gpu", "H100", "--sglang-version", "0.5.23", "--", *argv)
+    assert "--cuda-graph-max-bs" not in doc["argv"]
+    assert doc["argv"][doc["argv"].index("--cuda-graph-max-bs-decode") + 1] == "8"
+    assert not [f for f in doc["findings"] if f["code"] == "VB003" and not f["applied"]]
