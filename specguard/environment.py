@@ -19,7 +19,9 @@ NEWEST_KNOWN_SGLANG = "0.5.23"
 OLDEST_KNOWN_SGLANG = "0.4.0"
 
 # One row per GPU: vendor, platform, compute capability (NVIDIA) and memory per device in GiB.
-# Memory is the marketed HBM size; SGLang's own probe sees a little less (e.g. 79.1 GiB on H100).
+# Memory is the marketed size in GiB, except where the marketed figure is decimal GB and
+# nvidia-smi reports less (L4 and A10G: 23,028 MiB; L40S: 46,068 MiB). SGLang's own probe
+# sees a little less still (e.g. 79.1 GiB on an H100).
 GPU_TABLE: dict[str, GpuSpec] = {
     spec.name.lower(): spec
     for spec in (
@@ -30,9 +32,9 @@ GPU_TABLE: dict[str, GpuSpec] = {
         GpuSpec(name="A100", vendor="nvidia", platform="cuda", compute_capability=(8, 0), memory_gib=80),
         GpuSpec(name="A100-40GB", vendor="nvidia", platform="cuda", compute_capability=(8, 0), memory_gib=40),
         GpuSpec(name="A800", vendor="nvidia", platform="cuda", compute_capability=(8, 0), memory_gib=80),
-        GpuSpec(name="A10G", vendor="nvidia", platform="cuda", compute_capability=(8, 6), memory_gib=24),
-        GpuSpec(name="L40S", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=48),
-        GpuSpec(name="L4", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=24),
+        GpuSpec(name="A10G", vendor="nvidia", platform="cuda", compute_capability=(8, 6), memory_gib=22.5),
+        GpuSpec(name="L40S", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=45),
+        GpuSpec(name="L4", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=22.5),
         GpuSpec(name="RTX4090", vendor="nvidia", platform="cuda", compute_capability=(8, 9), memory_gib=24),
         GpuSpec(name="B200", vendor="nvidia", platform="cuda", compute_capability=(10, 0), memory_gib=180),
         GpuSpec(name="GB200", vendor="nvidia", platform="cuda", compute_capability=(10, 0), memory_gib=186),
