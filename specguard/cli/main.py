@@ -6,6 +6,7 @@ import typer
 
 from specguard import __version__
 from specguard.cli.check import check_command
+from specguard.cli.launch_cmd import launch_command
 from specguard.cli.presets_cmd import presets_app
 from specguard.cli.render_cmd import render_command
 from specguard.cli.rules_cmd import rule_command, rules_command
@@ -24,6 +25,7 @@ app.command("rules")(rules_command)
 app.command("rule")(rule_command)
 app.add_typer(presets_app, name="presets")
 app.command("render", context_settings=SERVER_ARGS)(render_command)
+app.command("launch", context_settings=SERVER_ARGS)(launch_command)
 
 
 def _version(value: bool) -> None:

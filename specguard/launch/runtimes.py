@@ -1,0 +1,251 @@
+"""Which runtime runs a launch, and the exact command it gets.
+
+* ``sglang``: ``python -m sglang.launch_server ARGS`` (GPU; SGLang installed here).
+* ``reference``: ``python -m specguard.runtime ARGS``, specguard's bundled runtime (CPU or GPU),
+  for the configurations it supports (``specguard.runtime.flags.parse_flags`` decides).
+* ``sgl-jax``: ``python -m sgl_jax.launch_server ARGS`` where sgl-jax is installed.
+* ``slime``: slime starts SGLang inside its rollout: specguard prints the ``SGLANG_ARGS``
+  block for the user's script and starts nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import sys
+from dataclasses import dataclass, field, replace
+
+from specguard.dialects import render, render_command
+from specguard.errors import InputError
+from specguard.inputs import CheckInputs
+from specguard.models import Dialect
+from specguard.spec import LaunchSpec
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 30000
+TINY_PREFIX = "tiny:"
+
+
+MODULES = {"sglang": "sglang.launch_server", "reference": "specguard.runtime", "sgl-jax": "sgl_jax.launch_server"}
+INSTALL_HINTS = {
+    "sglang": "pip install 'sglang[all]' on a GPU machine (https://docs.sglang.ai/get_started/install.html)",
+    "sgl-jax": "pip install sglang-jax on a TPU host (https://github.com/sgl-project/sglang-jax)",
+    "reference": "pip install 'specguard[runtime]' (torch, fastapi, uvicorn, safetensors, tokenizers)",
+}
+REFERENCE_MODULES = ("torch", "fastapi", "uvicorn", "safetensors", "tokenizers")
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    runtime: str
+    server_args: tuple[str, ...]
+    env: dict[str, str]
+    host: str
+    port: int
+    startable: bool = True
+    reason: str = ""
+    python: str = field(default_factory=lambda: sys.executable)
+    printed_command: str | None = None  # for runtimes specguard does not start itself
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.python, "-m", MODULES[self.runtime], *self.server_args]
+
+    @property
+    def shell(self) -> str:
+        if self.printed_command is not None:
+            return self.printed_command
+        prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        return f"{prefix} {shlex.join(self.argv)}" if prefix else shlex.join(self.argv)
+
+    @property
+    def api_key(self) -> str | None:
+        return _value_of(self.server_args, "--api-key")
+
+    @property
+    def served_model_name(self) -> str:
+        return _value_of(self.server_args, "--served-model-name") or _value_of(self.server_args, "--model-path") or _value_of(
+            self.server_args, "--model"
+        ) or "default"
+
+
+def _value_of(argv: tuple[str, ...], flag: str) -> str | None:
+    value = None
+    for index, token in enumerate(argv):
+        if token == flag and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif token.startswith(flag + "="):
+            value = token.split("=", 1)[1]
+    return value
+
+
+# ------------------------------------------------------------------------------- tiny models
+
+
+def uses_tiny(inputs: CheckInputs) -> bool:
+    references = [*inputs.server_args, inputs.target or "", inputs.draft or ""]
+    return any(str(token).startswith(TINY_PREFIX) for token in references)
+
+
+def resolve_tiny(inputs: CheckInputs) -> CheckInputs:
+    """Replace ``tiny:target`` / ``tiny:draft`` with the tiny pair's directories (built on first use)."""
+    if not uses_tiny(inputs):
+        return inputs
+    from specguard.runtime.tiny import ensure_tiny_pair  # builds with torch on first use only
+
+    pair = ensure_tiny_pair()
+    paths = {"tiny:target": str(pair.target), "tiny:draft": str(pair.draft)}
+
+    def swap(token: str | None) -> str | None:
+        if token is None or not token.startswith(TINY_PREFIX):
+            return token
+        if token not in paths:
+            raise InputError(f"unknown tiny model {token!r}", hint="use tiny:target or tiny:draft")
+        return paths[token]
+
+    return replace(
+        inputs,
+        server_args=[swap(t) or "" for t in inputs.server_args],
+        target=swap(inputs.target),
+        draft=swap(inputs.draft),
+        # The real config.json is now at hand: a preset's stated facts must not stand in for it.
+        target_fallback=None if inputs.target_fallback is not None and uses_tiny_ref(inputs.target) else inputs.target_fallback,
+        draft_fallback=None if inputs.draft_fallback is not None and uses_tiny_ref(inputs.draft) else inputs.draft_fallback,
+    )
+
+
+def uses_tiny_ref(reference: str | None) -> bool:
+    return bool(reference and reference.startswith(TINY_PREFIX))
+
+
+# ------------------------------------------------------------------------------- choosing
+
+
+def module_available(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def reference_refusal(server_args: list[str]) -> str | None:
+    """Why the reference runtime cannot run these flags (None: it can)."""
+    missing = [m for m in REFERENCE_MODULES if not module_available(m)]
+    if missing:
+        return f"the reference runtime needs {', '.join(missing)}: {INSTALL_HINTS['reference']}"
+    from specguard.runtime.errors import RuntimeInputError
+    from specguard.runtime.flags import parse_flags
+
+    try:
+        parse_flags(list(server_args))
+    except RuntimeInputError as error:
+        return str(error)
+    return None
+
+
+def with_endpoint(spec: LaunchSpec, host: str | None, port: int | None) -> LaunchSpec:
+    from specguard.models import Edit
+
+    if host is not None:
+        spec = spec.apply(Edit(name="--host", value=host))
+    if port is not None:
+        spec = spec.apply(Edit(name="--port", value=port))
+    return spec
+
+
+def plan_launch(
+    spec: LaunchSpec,
+    *,
+    requested: str,
+    preset_runtime: str | None,
+    gpu_platform: str | None,
+    strict: bool = True,
+) -> LaunchPlan:
+    """The runtime and command for ``spec`` (already corrected, host and port applied).
+
+    ``requested``: "auto", "sglang" or "reference" (``--runtime``). With ``strict`` False (a dry
+    run), a launch no runtime here can start gives SGLang's command, marked not startable,
+    instead of an error: it is what the user runs elsewhere.
+    """
+    host = spec.get("host") or DEFAULT_HOST
+    port = spec.get("port") or DEFAULT_PORT
+    env = dict(spec.env)
+
+    if spec.dialect is Dialect.SLIME:
+        return LaunchPlan(
+            runtime="slime",
+            server_args=tuple(render(spec, Dialect.SLIME)),
+            env=env,
+            host=host,
+            port=port,
+            startable=False,
+            reason="slime starts SGLang inside its rollout: put these arguments in your slime launch script",
+            printed_command=render_command(spec, Dialect.SLIME),
+        )
+    if spec.dialect is Dialect.SGL_JAX or preset_runtime == "sgl-jax":
+        args = tuple(render(spec, Dialect.SGL_JAX))
+        if module_available("sgl_jax"):
+            return LaunchPlan("sgl-jax", args, env, host, port, reason="sgl-jax is installed here")
+        return LaunchPlan(
+            "sgl-jax",
+            args,
+            env,
+            host,
+            port,
+            startable=False,
+            reason=f"sgl-jax is not installed here: {INSTALL_HINTS['sgl-jax']}; run the command on a TPU host",
+            printed_command=render_command(spec, Dialect.SGL_JAX),
+        )
+
+    args = tuple(render(spec, Dialect.SGLANG))
+    has_gpu = gpu_platform in ("cuda", "rocm")
+    sglang_here = module_available("sglang")
+
+    if requested == "sglang":
+        if not sglang_here:
+            if not strict:
+                return LaunchPlan("sglang", args, env, host, port, startable=False, reason=f"SGLang is not installed here: {INSTALL_HINTS['sglang']}")
+            raise InputError("--runtime sglang: SGLang is not installed in this Python", hint=INSTALL_HINTS["sglang"])
+        return LaunchPlan("sglang", args, env, host, port, reason="asked for (--runtime sglang)")
+    if requested == "reference":
+        refusal = reference_refusal(list(args))
+        if refusal:
+            raise InputError(f"--runtime reference cannot run this launch: {refusal}", hint="use --runtime sglang on a GPU machine")
+        return LaunchPlan("reference", args, env, host, port, reason="asked for (--runtime reference)")
+
+    if preset_runtime == "reference":
+        refusal = reference_refusal(list(args))
+        if refusal:
+            raise InputError(f"the preset runs on the reference runtime, which refuses: {refusal}")
+        return LaunchPlan("reference", args, env, host, port, reason="the preset names the reference runtime")
+    if sglang_here and has_gpu:
+        return LaunchPlan("sglang", args, env, host, port, reason="SGLang is installed and a GPU is present")
+    refusal = reference_refusal(list(args))
+    if refusal is None:
+        why = "no GPU" if sglang_here else "SGLang is not installed"
+        return LaunchPlan("reference", args, env, host, port, reason=f"{why}; the reference runtime supports this launch")
+    missing = "no GPU is present" if sglang_here else "SGLang is not installed"
+    if not strict:
+        return LaunchPlan(
+            "sglang", args, env, host, port, startable=False,
+            reason=f"{missing} and the reference runtime refuses this launch ({refusal}): run this on a GPU machine with SGLang",
+        )
+    raise InputError(
+        f"no runtime can start this launch here: {missing}, and the reference runtime refuses it ({refusal})",
+        hint=f"{INSTALL_HINTS['sglang']}; or see `specguard launch --dry-run` for the command to run elsewhere",
+    )
+
+
+def per_node_commands(plan: LaunchPlan, spec: LaunchSpec) -> list[str]:
+    """One command per node (``--node-rank`` 0..nnodes-1) for a multi-node launch; empty for one node."""
+    from specguard.models import Edit
+
+    nnodes = spec.get("nnodes") or 1
+    if nnodes <= 1 or not plan.startable and plan.runtime == "slime":
+        return []
+    commands = []
+    for rank in range(nnodes):
+        node_spec = spec.apply(Edit(name="--node-rank", value=rank))
+        node_args = tuple(render(node_spec, Dialect.SGL_JAX if plan.runtime == "sgl-jax" else Dialect.SGLANG))
+        commands.append(replace(plan, server_args=node_args, printed_command=None).shell)
+    return commands

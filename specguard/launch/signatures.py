@@ -1,0 +1,150 @@
+"""Known failure signatures in a runtime's log: what the line means, the rule that explains it, the fix.
+
+One table, data only. Each signature names the SGLang issue or pull request whose log holds
+the line (``source``); ``tests/launch/fixtures/sglang_log_excerpts.json`` quotes those lines
+and the tests match every pattern against them.
+
+``rules`` lists the rules that explain the failure, most specific first. When one of them
+fired for this launch, its own fix is the one to try; otherwise ``fallback`` (flag edits that
+get the server up at some cost) is offered. ``rules`` is empty where no rule applies (a port
+already in use is about the machine, not the configuration).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from specguard.models import Edit
+
+
+@dataclass(frozen=True)
+class Signature:
+    key: str
+    pattern: re.Pattern[str]
+    meaning: str
+    rules: tuple[str, ...]
+    advice: str
+    source: str
+    fallback: tuple[Edit, ...] = field(default=())
+
+
+def _re(text: str) -> re.Pattern[str]:
+    return re.compile(text, re.IGNORECASE)
+
+
+# Most specific first: a log often holds several of these lines (a capture failure *caused by*
+# a dtype mismatch prints both), and the first match leads the diagnosis.
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(
+        key="dtype-mismatch",
+        pattern=_re(r"mat1 and mat2 (must have|to have) the same dtype"),
+        meaning="the draft and the target run in different dtypes (e.g. float16 draft, bfloat16 target)",
+        rules=("DM001",),
+        advice="pass one --dtype for both models (the draft's dtype, or one both were trained in)",
+        source="https://github.com/sgl-project/sglang/pull/3431",
+    ),
+    Signature(
+        key="cuda-graph-capture-failed",
+        pattern=_re(r"Capture (draft )?cuda graph failed"),
+        meaning="CUDA graph capture failed at start-up (memory for the captured batch sizes, or an error inside the captured forward)",
+        rules=("DM001",),
+        advice="reduce --cuda-graph-max-bs, or start with --disable-cuda-graph to see the underlying error",
+        source="https://github.com/sgl-project/sglang/pull/3430",
+        fallback=(Edit(name="--disable-cuda-graph", value=True),),
+    ),
+    Signature(
+        key="kv-index-out-of-bounds",
+        pattern=_re(r"scatter gather kernel index out of bounds"),
+        meaning="a KV-cache index ran past the draft's buffers: the draft's context is shorter than the target's",
+        rules=("DM002",),
+        advice="cap --context-length at the draft's max_position_embeddings",
+        source="https://github.com/sgl-project/sglang/pull/9388",
+    ),
+    Signature(
+        key="illegal-memory-access",
+        pattern=_re(r"illegal memory access|cudaErrorIllegalAddress"),
+        meaning="a CUDA kernel read or wrote out of bounds; with speculation this is most often a draft context shorter than the target's, or CUDA-graph padding in the attention backend",
+        rules=("DM002", "VB001"),
+        advice="check the draft's context length; otherwise retry with --disable-cuda-graph-padding or --disable-cuda-graph",
+        source="https://github.com/sgl-project/sglang/issues/6309",
+        fallback=(Edit(name="--disable-cuda-graph", value=True),),
+    ),
+    Signature(
+        key="not-enough-memory-for-kv-cache",
+        pattern=_re(r"Not enough memory\. Please try to increase --mem-fraction-static"),
+        meaning="after the weights (target and draft) there is too little memory left for the KV cache",
+        rules=("MM001",),
+        advice="raise --mem-fraction-static, or free GPU memory; a smaller draft tree needs less",
+        source="https://github.com/sgl-project/sglang/issues/4330",
+    ),
+    Signature(
+        key="cuda-out-of-memory",
+        pattern=_re(r"CUDA out of memory|OutOfMemoryError"),
+        meaning="the GPU ran out of memory (CUDA graphs and the draft tree take memory beyond the KV cache)",
+        rules=("MM001", "MM002"),
+        advice="lower --mem-fraction-static or --cuda-graph-max-bs, or use fewer draft tokens",
+        source="https://github.com/sgl-project/sglang/issues/4330",
+        fallback=(Edit(name="--cuda-graph-max-bs", value=8),),
+    ),
+    Signature(
+        key="port-in-use",
+        pattern=_re(r"address already in use|Errno 98"),
+        meaning="another process already listens on the port the server wanted",
+        rules=(),
+        advice="choose another --port, or stop the process that holds it",
+        # SGLang serves over uvicorn; this is uvicorn's bind error, quoted from a uvicorn-served engine.
+        source="https://github.com/dphnAI/sonar/issues/621",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    signature: Signature
+    line: str
+    rule: str | None
+    edits: tuple[Edit, ...]
+    fix_title: str | None
+
+
+def match(lines: Iterable[str]) -> list[tuple[Signature, str]]:
+    """Every signature found in ``lines``, in table order, each with the first line it matched."""
+    found: dict[str, tuple[Signature, str]] = {}
+    lines = list(lines)
+    for signature in SIGNATURES:
+        for line in lines:
+            if signature.pattern.search(line):
+                found[signature.key] = (signature, line.rstrip())
+                break
+    return [found[s.key] for s in SIGNATURES if s.key in found]
+
+
+def diagnose(lines: Iterable[str], fired: Sequence[object] = ()) -> list[Diagnosis]:
+    """Signatures in the log, each with the rule that explains it here and the fix to try.
+
+    ``fired``: the launch's findings (``Finding``). A signature's rule that fired with a fix
+    gives that fix; else the signature's fallback edits are offered.
+    """
+    by_code = {getattr(f, "code", None): f for f in fired}
+    diagnoses = []
+    for signature, line in match(lines):
+        rule = next((code for code in signature.rules if code in by_code), None)
+        finding = by_code.get(rule) if rule else None
+        if finding is not None and finding.fix is not None:  # type: ignore[attr-defined]
+            diagnoses.append(Diagnosis(signature, line, rule, tuple(finding.fix.edits), finding.fix.title))  # type: ignore[attr-defined]
+        else:
+            title = ", ".join(_show(e) for e in signature.fallback) or None
+            diagnoses.append(
+                Diagnosis(signature, line, rule or (signature.rules[0] if signature.rules else None), signature.fallback, title)
+            )
+    return diagnoses
+
+
+def _show(edit: Edit) -> str:
+    if edit.value is True:
+        return edit.name
+    if edit.value is None or edit.value is False:
+        return f"drop {edit.name}"
+    return f"{edit.name} {edit.value}"
