@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import is_mla_target, proposed_backend
+from specguard.rules.attention.backends import SGLANG_DIALECTS, is_mla_target, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 # The flags through which fa3 reaches a backend constructor.
@@ -92,4 +92,5 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/layers/attention/attention_registry.py:238-245",
         "catalogue: shared/design/sglang-spec-checks.md P39",
     ),
+    dialects=SGLANG_DIALECTS,
 )

@@ -8,6 +8,7 @@ from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
     DEFAULT_PICKED_BEFORE_SPEC_SINCE,
     EAGLE_TREE_ALGORITHMS,
+    SGLANG_DIALECTS,
     attention_backend,
     effective_topk,
     page_size,
@@ -97,4 +98,5 @@ RULE = Rule(
         "sglang 0.5.2: python/sglang/srt/server_args.py:784-791 (first check, flashinfer only)",
         "catalogue: shared/design/sglang-spec-checks.md P21, P38, P67",
     ),
+    dialects=SGLANG_DIALECTS,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, effective_topk, proposed_backend
+from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, effective_topk, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 _TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
@@ -66,4 +66,5 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1176-1180",
         "catalogue: shared/design/sglang-spec-checks.md P20",
     ),
+    dialects=SGLANG_DIALECTS,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import proposed_backend
+from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 _TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
@@ -72,4 +72,5 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/attention_hook.py:195-230",
         "catalogue: shared/design/sglang-spec-checks.md P40",
     ),
+    dialects=SGLANG_DIALECTS,
 )

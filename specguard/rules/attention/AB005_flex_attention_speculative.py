@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.attention.backends import proposed_backend
+from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 
@@ -48,4 +48,5 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/attention_hook.py:154-162",
         "catalogue: shared/design/sglang-spec-checks.md P42",
     ),
+    dialects=SGLANG_DIALECTS,
 )

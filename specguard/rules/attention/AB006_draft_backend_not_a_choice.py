@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 # sglang 0.5.23 arg_groups/choices.py:103-111.
@@ -66,4 +67,5 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/speculative/draft_worker_common.py:31-60",
         "catalogue: shared/design/sglang-spec-checks.md P44",
     ),
+    dialects=SGLANG_DIALECTS,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.attention.backends import proposed_backend
+from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 
@@ -50,4 +50,5 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/attention_hook.py:122-140",
         "catalogue: shared/design/sglang-spec-checks.md P43",
     ),
+    dialects=SGLANG_DIALECTS,
 )

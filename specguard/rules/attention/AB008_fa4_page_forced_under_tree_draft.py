@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, effective_topk, is_mla_target, proposed_backend
+from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, effective_topk, is_mla_target, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 _FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
@@ -71,4 +71,5 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P22, P21",
     ),
     sglang_versions=">=0.5.13",
+    dialects=SGLANG_DIALECTS,
 )

@@ -19,7 +19,11 @@ from __future__ import annotations
 
 from packaging.version import Version
 
+from specguard.models import Dialect
 from specguard.rules.base import CheckContext
+
+# The AB and VB rules speak of SGLang itself: its own launcher and slime's --sglang-* pass-through.
+SGLANG_DIALECTS = (Dialect.SGLANG, Dialect.SLIME)
 
 EAGLE_TREE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
 SPECULATIVE_GRAPH_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})

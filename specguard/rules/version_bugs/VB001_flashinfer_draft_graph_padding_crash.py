@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
+    SGLANG_DIALECTS,
     SPECULATIVE_GRAPH_ALGORITHMS,
     attention_backend,
     proposed_backend,
@@ -105,4 +106,5 @@ RULE = Rule(
         "sglang 0.5.3: python/sglang/srt/speculative/eagle_draft_cuda_graph_runner.py:302-305",
     ),
     sglang_versions="<0.5.3",
+    dialects=SGLANG_DIALECTS,
 )

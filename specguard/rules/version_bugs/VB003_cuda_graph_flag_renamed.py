@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.version_bugs._renames import CUDA_GRAPH_RENAMES, knows
 
@@ -89,4 +90,5 @@ RULE = Rule(
         "sglang 0.5.20: python/sglang/srt/arg_groups/fields/exec_.py (only the -decode/-prefill flags)",
         "catalogue: shared/design/sglang-spec-checks.md P01",
     ),
+    dialects=SGLANG_DIALECTS,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, set_flags
 from specguard.rules.version_bugs._renames import ATTN_DP_SINCE, DRAFT_WINDOW_RENAME, knows
 
@@ -119,4 +120,5 @@ RULE = Rule(
         "sglang 0.5.21: python/sglang/srt/arg_groups/fields/parallel.py:285 (attn_dp_size derived, no flag)",
         "catalogue: shared/design/sglang-spec-checks.md P03",
     ),
+    dialects=SGLANG_DIALECTS,
 )

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Finding, Severity
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 ASSERTED_SINCE = Version("0.5.12")
@@ -63,4 +64,5 @@ RULE = Rule(
         "sglang 0.5.12: python/sglang/srt/server_args.py:7243",
         "catalogue: shared/design/sglang-spec-checks.md P48",
     ),
+    dialects=SGLANG_DIALECTS,
 )
