@@ -61,6 +61,7 @@ def render_command(
                     "preset": loaded.preset.name,
                     "dialect": dialect.value,
                     "argv": render(corrected, dialect),
+                    "argv_by_dialect": {d.value: render(corrected, d) for d in loaded.preset.render_dialects},
                     "env": dict(corrected.env),
                     "changes": [{"flag": c.name, "old": c.old, "new": c.new, "rule": c.rule} for c in outcome.changes],
                     "exit_code": outcome.exit_code,
