@@ -25,12 +25,21 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+        # Written out rather than F.rms_norm: on CPU the composite op costs several times more
+        # per call, and a tiny model's decode step is almost all per-op overhead.
+        if x.dtype == torch.float32:
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+        xf = x.float()
+        return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    return x * cos + _rotate_half(x) * sin
 
 
 class Attention(nn.Module):
@@ -67,38 +76,53 @@ class Attention(nn.Module):
         cos: torch.Tensor,
         sin: torch.Tensor,
         start: int,
-        mask: torch.Tensor | None,
+        bias: torch.Tensor | None,
     ) -> torch.Tensor:
+        """Attention for ``T`` new tokens; ``bias`` is an additive ``[group*T, start+T]`` mask."""
         t = x.shape[0]
-        hd = self.head_dim
+        hd, n_heads, n_kv = self.head_dim, self.n_heads, self.n_kv
+        group = n_heads // n_kv
         if self._wqkv is not None:
-            qkv = F.linear(x, self._wqkv, self._bqkv)
-            q, k, v = qkv.split([self.n_heads * hd, self.n_kv * hd, self.n_kv * hd], dim=-1)
+            qkv = F.linear(x, self._wqkv, self._bqkv).view(t, n_heads + 2 * n_kv, hd)
         else:
-            q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
-        q = q.view(t, self.n_heads, hd)
-        k = k.view(t, self.n_kv, hd)
-        v = v.view(t, self.n_kv, hd)
+            qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1).view(t, n_heads + 2 * n_kv, hd)
+        if self.q_norm is not None:
+            q = _rope(self.q_norm(qkv[:, :n_heads]), cos, sin)
+            k = _rope(self.k_norm(qkv[:, n_heads : n_heads + n_kv]), cos, sin)
+        else:
+            qk = _rope(qkv[:, : n_heads + n_kv], cos, sin)
+            q, k = qk[:, :n_heads], qk[:, n_heads:]
+        v = qkv[:, n_heads + n_kv :]
+        end = start + t
+        k_cache, v_cache = self.k_cache, self.v_cache
+        assert k_cache is not None and v_cache is not None
+        k_cache[:, start:end] = k.transpose(0, 1)
+        v_cache[:, start:end] = v.transpose(0, 1)
+        # Query heads h use KV head h // group (Hugging Face's repeat_kv): fold the group into
+        # the row dimension so one bmm per KV head serves all its query heads.
+        q = q.reshape(t, n_kv, group, hd).permute(1, 2, 0, 3).reshape(n_kv, group * t, hd)
+        if bias is None:
+            scores = torch.bmm(q, k_cache[:, :end].transpose(1, 2)).mul_(hd**-0.5)
+        else:
+            scores = torch.baddbmm(bias, q, k_cache[:, :end].transpose(1, 2), alpha=hd**-0.5)
+        out = torch.bmm(torch.softmax(scores, dim=-1), v_cache[:, :end])
+        out = out.view(n_kv, group, t, hd).permute(2, 0, 1, 3).reshape(t, n_heads * hd)
+        return self.o_proj(out)
+
+    def forward_train(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        """Causal self-attention over a batch ``[B, T, D]`` without the cache (training)."""
+        b, t, _ = x.shape
+        hd = self.head_dim
+        q = self.q_proj(x).view(b, t, self.n_heads, hd).transpose(1, 2)
+        k = self.k_proj(x).view(b, t, self.n_kv, hd).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.n_kv, hd).transpose(1, 2)
         if self.q_norm is not None:
             q = self.q_norm(q)
             k = self.k_norm(k)
         q = q * cos + _rotate_half(q) * sin
         k = k * cos + _rotate_half(k) * sin
-        end = start + t
-        assert self.k_cache is not None and self.v_cache is not None
-        self.k_cache[:, start:end] = k.transpose(0, 1)
-        self.v_cache[:, start:end] = v.transpose(0, 1)
-        keys = self.k_cache[:, :end]
-        values = self.v_cache[:, :end]
-        out = F.scaled_dot_product_attention(
-            q.transpose(0, 1),
-            keys,
-            values,
-            attn_mask=mask,
-            is_causal=False,
-            enable_gqa=self.n_kv != self.n_heads,
-        )
-        return self.o_proj(out.transpose(0, 1).reshape(t, self.n_heads * hd))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.n_kv != self.n_heads)
+        return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_heads * hd))
 
 
 class MLP(nn.Module):
@@ -128,8 +152,8 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, cos, sin, start, mask):  # type: ignore[no-untyped-def]
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, start, mask)
+    def forward(self, x, cos, sin, start, bias):  # type: ignore[no-untyped-def]
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, start, bias)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -185,6 +209,20 @@ class CausalLM(nn.Module):
         self._cos = emb.cos().to(self.dtype)
         self._sin = emb.sin().to(self.dtype)
 
+    def forward_train(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair)."""
+        t = tokens.shape[1]
+        inv_freq = torch.tensor(rope_inv_freq(self.config), dtype=torch.float32, device=tokens.device)
+        freqs = torch.outer(torch.arange(t, dtype=torch.float32, device=tokens.device), inv_freq)
+        emb = torch.cat([freqs, freqs], dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        x = self.model.embed_tokens(tokens)
+        for layer in self.model.layers:
+            h = layer.input_layernorm(x)
+            x = x + layer.self_attn.forward_train(h, cos, sin)
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        return self.lm_head(self.model.norm(x))
+
     def move_cache(self, src_slots: torch.Tensor, dst_start: int) -> None:
         """Copy the KV of ``src_slots`` to the contiguous slots from ``dst_start`` (tree compaction)."""
         n = src_slots.numel()
@@ -211,13 +249,17 @@ class CausalLM(nn.Module):
             raise ValueError(f"KV cache overflow: {start + t} > {self.max_len}")
         if mask is None and t > 1:
             mask = causal_mask(start, t, self.device)
+        bias = None
         if mask is not None:
-            mask = mask.view(1, t, start + t)
+            group = self.config.num_attention_heads // self.config.num_key_value_heads
+            bias = torch.zeros(mask.shape, dtype=self.dtype, device=self.device).masked_fill_(~mask, float("-inf"))
+            if group > 1:
+                bias = bias.repeat(group, 1)
         cos = self._cos[positions].unsqueeze(1)
         sin = self._sin[positions].unsqueeze(1)
         x = self.model.embed_tokens(tokens)
         for layer in self.model.layers:
-            x = layer(x, cos, sin, start, mask)
+            x = layer(x, cos, sin, start, bias)
         if last_only:
             x = x[-1:]
         return self.lm_head(self.model.norm(x)).float()

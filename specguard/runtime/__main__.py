@@ -1,0 +1,218 @@
+"""``python -m specguard.runtime [SGLang-style flags]``: start the reference runtime's server."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from specguard.runtime.errors import RuntimeInputError
+from specguard.runtime.flags import ServerArgs, parse_flags
+
+logger = logging.getLogger("specguard.runtime")
+
+WARMUP_PROMPT = "The capital city of France is"
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="[%(asctime)s] %(message)s",
+        datefmt="%Y-%m-%d %H:%M:%S",
+        stream=sys.stderr,
+        force=True,
+    )
+
+
+def _available_mem_gb() -> float:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / (1 << 20)
+    except OSError:
+        pass
+    return 0.0
+
+
+def _warmup(args: ServerArgs, state, headers: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    """Like SGLang's _execute_server_warmup: poll /model_info, send one /generate, log readiness."""
+    base = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(base + "/model_info", headers=headers), timeout=5):
+                break
+        except (urllib.error.URLError, OSError):
+            if time.monotonic() > deadline:
+                logger.error("warm-up failed: /model_info did not answer within 120 s")
+                os._exit(1)
+            time.sleep(0.1)
+    if not args.skip_server_warmup:
+        body = json.dumps({"text": WARMUP_PROMPT, "sampling_params": {"temperature": 0, "max_new_tokens": 8}}).encode()
+        request = urllib.request.Request(
+            base + "/generate", data=body, headers={**headers, "Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=300) as resp:
+                resp.read()
+        except (urllib.error.URLError, OSError) as exc:
+            logger.error("warm-up request failed: %s", exc)
+            os._exit(1)
+    state.ready = True
+    logger.info("The server is fired up and ready to roll!")
+
+
+def serve(argv: list[str]) -> int:
+    parsed = parse_flags(argv)
+    args = parsed.args
+    _configure_logging(args.log_level)
+    for warning in parsed.warnings:
+        logger.warning(warning)
+
+    import torch
+    import uvicorn
+
+    from specguard.runtime.engine import Engine
+    from specguard.runtime.loader import load_model, resolve_dtype
+    from specguard.runtime.config import load_config
+    from specguard.runtime.metrics import Metrics
+    from specguard.runtime.server import ServerState, build_app
+    from specguard.runtime.speculative import Decoder, SpecConfig
+    from specguard.runtime.tokenizer import Tokenizer
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeInputError("--device cuda: no CUDA device is available to torch on this machine; use --device cpu")
+    if args.random_seed is not None:
+        torch.manual_seed(args.random_seed)
+    if args.device == "cpu":
+        torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
+
+    began = time.monotonic()
+    target_dir = Path(args.model_path)
+    cfg = load_config(target_dir)
+    tokenizer = Tokenizer(Path(args.tokenizer_path) if args.tokenizer_path else target_dir)
+    target = load_model(target_dir, args.dtype, args.device)
+    draft = None
+    if args.speculative_algorithm == "STANDALONE":
+        draft_dir = Path(str(args.speculative_draft_model_path))
+        draft_cfg = load_config(draft_dir)
+        if draft_cfg.vocab_size != cfg.vocab_size:
+            raise RuntimeInputError(
+                f"draft vocabulary differs from the target's: {draft_dir} has vocab_size {draft_cfg.vocab_size}, "
+                f"{target_dir} has {cfg.vocab_size}; STANDALONE needs the same tokenizer"
+            )
+        if (draft_dir / "tokenizer.json").is_file():
+            if Tokenizer(draft_dir).vocab_fingerprint() != tokenizer.vocab_fingerprint():
+                raise RuntimeInputError(
+                    f"draft vocabulary differs from the target's: {draft_dir}/tokenizer.json maps tokens to other ids; "
+                    "STANDALONE needs the same tokenizer"
+                )
+        draft = load_model(draft_dir, args.dtype, args.device)
+    dtype = resolve_dtype(args.dtype, cfg, args.device)
+    args.dtype = str(dtype).removeprefix("torch.") if args.dtype == "auto" else args.dtype
+    mem = _available_mem_gb()
+    logger.info(
+        "Load weight end. elapsed=%.2f s, type=%s, avail mem=%.2f GB, mem usage=%.2f GB.",
+        time.monotonic() - began,
+        cfg.architecture,
+        mem,
+        sum(p.numel() * p.element_size() for p in target.parameters()) / (1 << 30),
+    )
+
+    context_length = args.context_length or cfg.max_position_embeddings
+    if context_length > cfg.max_position_embeddings:
+        logger.warning(
+            "--context-length %d exceeds max_position_embeddings %d of the model", context_length, cfg.max_position_embeddings
+        )
+    spec = SpecConfig(
+        algorithm=args.speculative_algorithm,
+        num_steps=args.speculative_num_steps or 0,
+        topk=args.speculative_eagle_topk or 1,
+        num_draft_tokens=args.speculative_num_draft_tokens or 1,
+        ngram_min_bfs_breadth=args.speculative_ngram_min_bfs_breadth,
+        ngram_max_bfs_breadth=args.speculative_ngram_max_bfs_breadth,
+        ngram_match_type=args.speculative_ngram_match_type,
+        ngram_max_trie_depth=args.speculative_ngram_max_trie_depth,
+        ngram_capacity=args.speculative_ngram_capacity,
+    )
+    target.setup_cache(context_length + spec.num_draft_tokens + 1)
+    if draft is not None:
+        draft.setup_cache(context_length + spec.num_steps * spec.topk + 2)
+    decoder = Decoder(target, spec, draft)
+    eos = set(cfg.eos_token_ids)
+    if tokenizer.eos_token_id is not None:
+        eos.add(tokenizer.eos_token_id)
+    served = args.served_model_name or args.model_path
+    args.served_model_name = served
+    args.tokenizer_path = args.tokenizer_path or args.model_path
+    metrics = Metrics(served, spec.num_steps, spec.num_draft_tokens)
+    engine = Engine(args, decoder, tokenizer, eos, context_length, metrics)
+    logger.info(
+        "max_total_num_tokens=%d, chunked_prefill_size=%d, max_prefill_tokens=%d, max_running_requests=%d, "
+        "context_len=%d, available_cpu_mem=%.2f GB",
+        context_length,
+        context_length,
+        context_length,
+        args.max_running_requests or 1,
+        context_length,
+        mem,
+    )
+    info = {
+        **args.public_dict(),
+        "reference_runtime": True,
+        "draft_mode": "standalone" if args.speculative_algorithm == "STANDALONE" else (
+            "ngram" if args.speculative_algorithm == "NGRAM" else None
+        ),
+        "batching": "queued",
+        "ignored_flags": list(args.ignored_flags),
+    }
+    model_info = {
+        "model_path": args.model_path,
+        "served_model_name": served,
+        "tokenizer_path": args.tokenizer_path,
+        "is_generation": True,
+        "preferred_sampling_params": None,
+        "weight_version": "default",
+        "load_format": "auto",
+        "reasoning_parser": None,
+        "tool_call_parser": None,
+        "disaggregation_mode": "null",
+        "has_image_understanding": False,
+        "has_audio_understanding": False,
+        "model_type": cfg.model_type,
+        "architectures": [cfg.architecture],
+    }
+    launch_command = "python -m specguard.runtime " + shlex.join(argv)
+    state = ServerState(engine, info, model_info, launch_command)
+    app = build_app(state, args.api_key, args.enable_metrics)
+    engine.start()
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
+    threading.Thread(target=_warmup, args=(args, state, headers), name="specguard-warmup", daemon=True).start()
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level.lower(), access_log=False)
+    server = uvicorn.Server(config)
+    server.run()
+    engine.stop()
+    return 0 if server.started else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return serve(argv)
+    except RuntimeInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

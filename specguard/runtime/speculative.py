@@ -1,0 +1,364 @@
+"""Plain and speculative decoding for one request at a time (batch size 1).
+
+Cache convention, for the target and for a draft model alike: the cache holds the keys and
+values of every committed token except the last one, which is the *root* of the next round.
+A round drafts a tree under the root, runs one target forward over the root and the drafts,
+keeps the longest path the target agrees with plus one token of its own (the bonus), and
+moves the kept path's KV into contiguous slots. Rejected slots are simply overwritten later.
+
+Losslessness:
+
+* greedy: a draft is kept only if it equals the target's argmax at its parent, so the output
+  is the target's greedy output token for token;
+* sampling, STANDALONE chain: Leviathan et al. (arXiv:2211.17192) Algorithm 1, the draft
+  samples from its own distribution q and each draft is kept with probability min(1, p/q),
+  the replacement sampled from norm(max(0, p - q));
+* sampling, trees (STANDALONE topk>1, NGRAM): drafts are deterministic, so each child is a
+  point-mass proposal: child x is kept with probability p'(x) where p' is the target's
+  distribution with the already-rejected siblings removed and renormalised, and if every
+  child is rejected the token is sampled from p'. The emitted token follows p exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from specguard.runtime.model import CausalLM
+from specguard.runtime.ngram import NgramCorpus
+from specguard.runtime.tree import DraftTree
+
+GREEDY_EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    max_new_tokens: int = 128
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = -1
+    min_p: float = 0.0
+    seed: int | None = None
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature < GREEDY_EPS or self.top_k == 1
+
+
+@dataclass(frozen=True)
+class SpecConfig:
+    """Resolved speculative parameters; ``algorithm`` None means plain decoding."""
+
+    algorithm: str | None = None
+    num_steps: int = 0
+    topk: int = 1
+    num_draft_tokens: int = 1
+    ngram_min_bfs_breadth: int = 1
+    ngram_max_bfs_breadth: int = 10
+    ngram_match_type: str = "BFS"
+    ngram_max_trie_depth: int = 18
+    ngram_capacity: int = 10_000_000
+
+
+@dataclass
+class RoundResult:
+    tokens: list[int]
+    accepted_drafts: int | None  # None for the prefill and for plain decode steps
+    prefill: bool = False
+
+
+@dataclass
+class SpecCounters:
+    """Per-request accounting, as SGLang's TokenizerManager reports it."""
+
+    verify_ct: int = 0
+    correct_drafts: int = 0
+    histogram: list[int] = field(default_factory=list)
+
+
+def logits_to_probs(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:
+    """The same transform for target and draft: temperature, then top-k, top-p and min-p."""
+    logits = logits / max(params.temperature, GREEDY_EPS)
+    if params.top_k > 0 and params.top_k < logits.shape[-1]:
+        kth = torch.topk(logits, params.top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    if params.top_p < 1.0:
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+        cumulative = sorted_probs.cumsum(-1)
+        remove = cumulative - sorted_probs > params.top_p
+        sorted_probs = sorted_probs.masked_fill(remove, 0.0)
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+    if params.min_p > 0.0:
+        threshold = probs.max(dim=-1, keepdim=True).values * params.min_p
+        probs = probs.masked_fill(probs < threshold, 0.0)
+    return probs / probs.sum(dim=-1, keepdim=True)
+
+
+def _sample(probs: torch.Tensor, gen: torch.Generator | None) -> int:
+    return int(torch.multinomial(probs, 1, generator=gen).item())
+
+
+def _uniform(gen: torch.Generator | None) -> float:
+    return float(torch.rand((), generator=gen).item())
+
+
+class ModelDrafter:
+    """STANDALONE: a small LLM drafts a chain (topk 1) or an EAGLE-2-style tree (topk > 1)."""
+
+    def __init__(self, draft: CausalLM, spec: SpecConfig) -> None:
+        self.model = draft
+        self.spec = spec
+        self.valid = 0  # committed tokens whose KV is in the draft cache
+        self.device = draft.device
+
+    def start(self) -> None:
+        self.valid = 0
+
+    def _catch_up(self, committed: list[int]) -> torch.Tensor:
+        """Feed the committed tokens the draft has not seen; logits after the last one."""
+        pending = committed[self.valid :]
+        tokens = torch.tensor(pending, dtype=torch.long, device=self.device)
+        positions = torch.arange(self.valid, len(committed), device=self.device)
+        logits = self.model(tokens, positions, self.valid, last_only=True)
+        self.valid = len(committed)
+        return logits[0]
+
+    def propose_chain(
+        self, committed: list[int], params: SamplingParams, gen: torch.Generator | None
+    ) -> tuple[DraftTree, list[torch.Tensor] | None]:
+        steps = self.spec.num_steps
+        base = len(committed)
+        logits = self._catch_up(committed)
+        drafts: list[int] = []
+        draft_probs: list[torch.Tensor] | None = None if params.greedy else []
+        for i in range(steps):
+            if draft_probs is None:
+                token = int(logits.argmax().item())
+            else:
+                q = logits_to_probs(logits, params)
+                token = _sample(q, gen)
+                draft_probs.append(q)
+            drafts.append(token)
+            if i < steps - 1:
+                pos = base + i
+                logits = self.model(
+                    torch.tensor([token], device=self.device), torch.tensor([pos], device=self.device), pos
+                )[0]
+        return DraftTree.chain([committed[-1], *drafts]), draft_probs
+
+    def after_chain(self, committed_before: int, accepted: int) -> None:
+        """Slots ``committed_before ..`` hold the first ``steps - 1`` drafts; keep the accepted ones."""
+        self.valid = committed_before + min(accepted, self.spec.num_steps - 1)
+
+    def propose_tree(self, committed: list[int]) -> DraftTree:
+        spec = self.spec
+        k = spec.topk
+        base = len(committed)
+        device = self.device
+        logp = torch.log_softmax(self._catch_up(committed), dim=-1)
+        top = torch.topk(logp, k)
+        pool_scores = [top.values]
+        pool_tokens = [top.indices]
+        pool_parents = [torch.full((k,), -1, dtype=torch.long)]
+        beam_pool_idx = torch.arange(k)
+        beam_scores = top.values
+        beam_tokens = top.indices
+        slot_of_pool: dict[int, int] = {}
+        ancestors_of_pool: dict[int, list[int]] = {}
+        pool_size = k
+        for step in range(1, spec.num_steps):
+            start = base + (step - 1) * k
+            beam_idx = beam_pool_idx.tolist()
+            parents_all = torch.cat(pool_parents).tolist()
+            mask = torch.zeros(k, start + k, dtype=torch.bool, device=device)
+            mask[:, :base] = True
+            for j, pidx in enumerate(beam_idx):
+                slot_of_pool[pidx] = start + j
+                parent = parents_all[pidx]
+                chain = [start + j, *(ancestors_of_pool.get(parent, []))]
+                ancestors_of_pool[pidx] = chain
+                mask[j, chain] = True
+            positions = torch.full((k,), base - 1 + step, dtype=torch.long, device=device)
+            logits = self.model(beam_tokens.to(device), positions, start, mask)
+            child = torch.topk(torch.log_softmax(logits, dim=-1), k, dim=-1)
+            scores = (beam_scores.unsqueeze(1) + child.values.cpu()).reshape(-1)
+            tokens = child.indices.cpu().reshape(-1)
+            parents = beam_pool_idx.repeat_interleave(k)
+            pool_scores.append(scores)
+            pool_tokens.append(tokens)
+            pool_parents.append(parents)
+            best = torch.topk(scores, k).indices
+            beam_pool_idx = pool_size + best
+            beam_scores = scores[best]
+            beam_tokens = tokens[best]
+            pool_size += k * k
+        self.valid = base
+        scores = torch.cat([s.cpu() for s in pool_scores])
+        order = torch.sort(scores, descending=True, stable=True).indices[: spec.num_draft_tokens - 1]
+        chosen = sorted(order.tolist())
+        tokens_all = torch.cat([t.cpu() for t in pool_tokens]).tolist()
+        parents_all = torch.cat(pool_parents).tolist()
+        tree = DraftTree.root_only(committed[-1])
+        tree_idx: dict[int, int] = {-1: 0}
+        for pidx in chosen:
+            tree_idx[pidx] = tree.add_child(tree_idx[parents_all[pidx]], tokens_all[pidx])
+        return tree
+
+
+class Decoder:
+    """Runs one request to completion, round by round, on a target (and a drafter)."""
+
+    def __init__(self, target: CausalLM, spec: SpecConfig, draft: CausalLM | None = None) -> None:
+        self.target = target
+        self.spec = spec
+        self.device = target.device
+        self.drafter = ModelDrafter(draft, spec) if draft is not None else None
+        self.corpus = (
+            NgramCorpus(
+                max_trie_depth=spec.ngram_max_trie_depth,
+                min_bfs_breadth=spec.ngram_min_bfs_breadth,
+                max_bfs_breadth=spec.ngram_max_bfs_breadth,
+                match_type=spec.ngram_match_type,
+                capacity=spec.ngram_capacity,
+            )
+            if spec.algorithm == "NGRAM"
+            else None
+        )
+
+    @property
+    def speculative(self) -> bool:
+        return self.spec.algorithm is not None
+
+    def decode(self, prompt: list[int], params: SamplingParams) -> Iterator[RoundResult]:
+        """Yield the tokens of each round; the caller stops iterating when the request is done."""
+        gen = None
+        if not params.greedy:
+            gen = torch.Generator(device="cpu")
+            gen.manual_seed(params.seed if params.seed is not None else int(torch.seed() % (2**63)))
+        with torch.inference_mode():
+            tokens = torch.tensor(prompt, dtype=torch.long, device=self.device)
+            logits = self.target(tokens, torch.arange(len(prompt), device=self.device), 0, last_only=True)[0]
+            first = self._pick(logits, params, gen)
+        committed = [*prompt, first]
+        if self.drafter is not None:
+            self.drafter.start()
+        if self.corpus is not None:
+            self.corpus.insert(committed)
+        yield RoundResult([first], None, prefill=True)
+        while True:
+            if not self.speculative:
+                pos = len(committed) - 1
+                with torch.inference_mode():
+                    logits = self.target(
+                        torch.tensor([committed[-1]], device=self.device), torch.tensor([pos], device=self.device), pos
+                    )[0]
+                    token = self._pick(logits, params, gen)
+                committed.append(token)
+                yield RoundResult([token], None)
+                continue
+            with torch.inference_mode():
+                new_tokens, accepted = self._spec_round(committed, params, gen)
+            before = len(committed)
+            committed.extend(new_tokens)
+            if self.corpus is not None:
+                self.corpus.insert(committed, already_inserted=before)
+            yield RoundResult(new_tokens, accepted)
+
+    def _pick(self, logits: torch.Tensor, params: SamplingParams, gen: torch.Generator | None) -> int:
+        if params.greedy:
+            return int(logits.argmax().item())
+        return _sample(logits_to_probs(logits, params), gen)
+
+    def _spec_round(
+        self, committed: list[int], params: SamplingParams, gen: torch.Generator | None
+    ) -> tuple[list[int], int]:
+        spec = self.spec
+        draft_probs = None
+        chain_drafter = self.drafter is not None and spec.topk == 1
+        if self.corpus is not None:
+            tree = self.corpus.draft(committed, spec.num_draft_tokens)
+        elif chain_drafter:
+            tree, draft_probs = self.drafter.propose_chain(committed, params, gen)  # type: ignore[union-attr]
+        else:
+            tree = self.drafter.propose_tree(committed)  # type: ignore[union-attr]
+        root_pos = len(committed) - 1
+        n = len(tree)
+        tokens = torch.tensor(tree.tokens, dtype=torch.long, device=self.device)
+        positions = torch.tensor(tree.depths, dtype=torch.long, device=self.device) + root_pos
+        mask = None
+        if n > 1 and not tree.is_chain():
+            mask = torch.ones(n, root_pos + n, dtype=torch.bool, device=self.device)
+            mask[:, root_pos:] = tree.ancestor_mask(self.device)
+        logits = self.target(tokens, positions, root_pos, mask)
+        if params.greedy:
+            path, bonus = self._verify_greedy(tree, logits)
+        elif draft_probs is not None:
+            path, bonus = self._verify_chain_sampling(tree, logits, draft_probs, params, gen)
+        else:
+            path, bonus = self._verify_tree_sampling(tree, logits, params, gen)
+        if path != list(range(len(path))):
+            src = torch.tensor(path, dtype=torch.long, device=self.device) + root_pos
+            self.target.move_cache(src, root_pos)
+        if chain_drafter:
+            self.drafter.after_chain(len(committed), len(path) - 1)  # type: ignore[union-attr]
+        new_tokens = [tree.tokens[i] for i in path[1:]] + [bonus]
+        return new_tokens, len(path) - 1
+
+    @staticmethod
+    def _verify_greedy(tree: DraftTree, logits: torch.Tensor) -> tuple[list[int], int]:
+        best = logits.argmax(dim=-1).tolist()
+        node = 0
+        path = [0]
+        while True:
+            child = tree.children[node].get(best[node])
+            if child is None:
+                return path, best[node]
+            path.append(child)
+            node = child
+
+    @staticmethod
+    def _verify_chain_sampling(
+        tree: DraftTree,
+        logits: torch.Tensor,
+        draft_probs: list[torch.Tensor],
+        params: SamplingParams,
+        gen: torch.Generator | None,
+    ) -> tuple[list[int], int]:
+        target_probs = logits_to_probs(logits, params)
+        path = [0]
+        for i, q in enumerate(draft_probs):
+            token = tree.tokens[i + 1]
+            p = target_probs[i]
+            if _uniform(gen) * float(q[token]) <= float(p[token]):
+                path.append(i + 1)
+                continue
+            residual = torch.clamp(p - q, min=0.0)
+            total = float(residual.sum())
+            return path, _sample(residual / total if total > 0 else p, gen)
+        return path, _sample(target_probs[len(draft_probs)], gen)
+
+    @staticmethod
+    def _verify_tree_sampling(
+        tree: DraftTree, logits: torch.Tensor, params: SamplingParams, gen: torch.Generator | None
+    ) -> tuple[list[int], int]:
+        target_probs = logits_to_probs(logits, params)
+        node = 0
+        path = [0]
+        while True:
+            p = target_probs[node].clone()
+            accepted = None
+            for token, child in tree.children[node].items():
+                mass = float(p.sum())
+                if mass <= 0:
+                    break
+                if _uniform(gen) * mass < float(p[token]):
+                    accepted = child
+                    break
+                p[token] = 0.0
+            if accepted is None:
+                return path, _sample(p / p.sum(), gen)
+            path.append(accepted)
+            node = accepted

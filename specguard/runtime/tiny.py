@@ -1,0 +1,294 @@
+"""The tiny target/draft pair the project builds itself (runtime-anchors.md section 5).
+
+A seeded synthetic corpus of templated Python-like code is tokenised by a byte-level BPE
+trained on it; a small Llama target is trained on it, and a one-layer draft is distilled from
+the target with token-level KL. Both are written in Hugging Face layout (config.json,
+model.safetensors, tokenizer.json, tokenizer_config.json with a chat template). The target's
+config uses transformers 5's ``rope_parameters`` and an untied ``lm_head``; the draft's uses
+v4's ``rope_theta`` and tied embeddings, so both loader paths are exercised.
+
+The build is deterministic (fixed seeds, fixed step counts, one thread per op where it
+matters) and cached under ``SPECGUARD_CACHE_DIR`` or ``~/.cache/specguard`` in a directory
+named after a hash of the recipe. Two processes may build at once: each builds in a private
+temporary directory and renames it into place; the loser discards its copy.
+
+``python -m specguard.runtime.tiny [--out DIR]`` builds the pair and prints the two paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+RECIPE_VERSION = 1
+
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "<|{{ message['role'] }}|>\n{{ message['content'] }}\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+
+
+@dataclass(frozen=True)
+class Recipe:
+    version: int = RECIPE_VERSION
+    seed: int = 1234
+    corpus_functions: int = 6000
+    vocab_size: int = 512
+    seq_len: int = 128
+    batch_size: int = 16
+    target: ModelShape = ModelShape(96, 256, 4, 4, 2)
+    draft: ModelShape = ModelShape(64, 128, 1, 2, 1)
+    target_steps: int = 220
+    draft_steps: int = 160
+    lr: float = 3e-3
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class TinyPair:
+    target: Path
+    draft: Path
+
+
+_NAMES = ["scale", "shift", "clip", "merge", "split", "parse", "render", "load", "store", "fetch",
+          "count", "apply", "build", "check", "update", "reduce"]
+_ARGS = ["x", "value", "item", "data", "size", "key", "node", "text"]
+_OPS = ["+", "-", "*", "//", "%"]
+
+
+def synthetic_corpus(recipe: Recipe) -> str:
+    """Templated code with repeated identifiers: predictable for the model, rich in n-gram repeats."""
+    rng = random.Random(recipe.seed)
+    parts = []
+    for _ in range(recipe.corpus_functions):
+        name, arg, op, n = rng.choice(_NAMES), rng.choice(_ARGS), rng.choice(_OPS), rng.randint(0, 99)
+        kind = rng.random()
+        if kind < 0.5:
+            parts.append(f"def {name}_{n}({arg}):\n    value = {arg} {op} {n}\n    return {name}(value)\n")
+        elif kind < 0.8:
+            parts.append(
+                f"def {name}_all({arg}s):\n    result = []\n    for {arg} in {arg}s:\n"
+                f"        result.append({name}_{n}({arg}))\n    return result\n"
+            )
+        else:
+            parts.append(f"class {name.title()}{n}:\n    def __init__(self, {arg}):\n        self.{arg} = {arg}\n")
+    return "\n".join(parts)
+
+
+def _train_tokenizer(text: str, vocab_size: int):  # type: ignore[no-untyped-def]
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=["<s>", "</s>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator([text], trainer=trainer)
+    return tokenizer
+
+
+def _hf_config(shape: ModelShape, vocab: int, legacy_rope: bool, tied: bool) -> dict:
+    cfg = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": shape.hidden_size,
+        "intermediate_size": shape.intermediate_size,
+        "num_hidden_layers": shape.num_hidden_layers,
+        "num_attention_heads": shape.num_attention_heads,
+        "num_key_value_heads": shape.num_key_value_heads,
+        "head_dim": shape.hidden_size // shape.num_attention_heads,
+        "rms_norm_eps": 1e-6,
+        "max_position_embeddings": 2048,
+        "vocab_size": vocab,
+        "bos_token_id": 0,
+        "eos_token_id": 1,
+        "tie_word_embeddings": tied,
+        "hidden_act": "silu",
+        "attention_bias": False,
+        "mlp_bias": False,
+        "dtype": "float32",
+    }
+    if legacy_rope:
+        cfg["rope_theta"] = 10000.0
+        cfg["rope_scaling"] = None
+    else:
+        cfg["rope_parameters"] = {"rope_theta": 10000.0, "rope_type": "default"}
+    return cfg
+
+
+def _batches(data, recipe: Recipe, steps: int, seed: int):  # type: ignore[no-untyped-def]
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        starts = torch.randint(0, data.numel() - recipe.seq_len - 1, (recipe.batch_size,), generator=gen)
+        yield torch.stack([data[s : s + recipe.seq_len] for s in starts.tolist()])
+
+
+def _save(model, out: Path, tokenizer, hf_config: dict) -> None:  # type: ignore[no-untyped-def]
+    from safetensors.torch import save_file
+
+    out.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().contiguous().clone() for k, v in model.state_dict().items()}
+    if hf_config["tie_word_embeddings"]:
+        state.pop("lm_head.weight", None)
+    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    (out / "config.json").write_text(json.dumps(hf_config, indent=2))
+    (out / "generation_config.json").write_text(json.dumps({"bos_token_id": 0, "eos_token_id": 1}))
+    tokenizer.save(str(out / "tokenizer.json"))
+    (out / "tokenizer_config.json").write_text(
+        json.dumps(
+            {
+                "tokenizer_class": "PreTrainedTokenizerFast",
+                "bos_token": "<s>",
+                "eos_token": "</s>",
+                "add_bos_token": False,
+                "model_max_length": 2048,
+                "chat_template": CHAT_TEMPLATE,
+            },
+            indent=2,
+        )
+    )
+
+
+def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:  # type: ignore[no-untyped-def]
+    """Build the pair into ``out_dir`` (``target/`` and ``draft/``)."""
+    import torch
+    import torch.nn.functional as F
+
+    from specguard.runtime.config import parse_config
+    from specguard.runtime.model import CausalLM
+
+    began = time.monotonic()
+    threads = torch.get_num_threads()
+    # One thread: on a shared 2-core box two threads oversubscribe and run many times slower.
+    torch.set_num_threads(1)
+    try:
+        text = synthetic_corpus(recipe)
+        tokenizer = _train_tokenizer(text, recipe.vocab_size)
+        vocab = tokenizer.get_vocab_size()
+        data = torch.tensor(tokenizer.encode(text).ids, dtype=torch.long)
+
+        target_cfg = _hf_config(recipe.target, vocab, legacy_rope=False, tied=False)
+        draft_cfg = _hf_config(recipe.draft, vocab, legacy_rope=True, tied=True)
+
+        torch.manual_seed(recipe.seed)
+        target = CausalLM(parse_config(target_cfg))
+        _init(target)
+        opt = torch.optim.AdamW(target.parameters(), lr=recipe.lr, weight_decay=0.0)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=recipe.lr, total_steps=recipe.target_steps, pct_start=0.1)
+        loss = torch.tensor(0.0)
+        for batch in _batches(data, recipe, recipe.target_steps, recipe.seed + 1):
+            logits = target.forward_train(batch[:, :-1])
+            loss = F.cross_entropy(logits.reshape(-1, vocab), batch[:, 1:].reshape(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+        log(f"tiny target: {recipe.target_steps} steps, loss {loss.item():.3f}, {time.monotonic() - began:.1f} s")
+
+        target.eval()
+        torch.manual_seed(recipe.seed + 2)
+        draft = CausalLM(parse_config(draft_cfg))
+        _init(draft)
+        opt = torch.optim.AdamW(draft.parameters(), lr=recipe.lr, weight_decay=0.0)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=recipe.lr, total_steps=recipe.draft_steps, pct_start=0.1)
+        for batch in _batches(data, recipe, recipe.draft_steps, recipe.seed + 3):
+            with torch.no_grad():
+                teacher = torch.log_softmax(target.forward_train(batch[:, :-1]), dim=-1)
+            student = torch.log_softmax(draft.forward_train(batch[:, :-1]), dim=-1)
+            loss = F.kl_div(student.reshape(-1, vocab), teacher.reshape(-1, vocab), log_target=True, reduction="batchmean")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+        log(f"tiny draft: {recipe.draft_steps} steps, KL {loss.item():.3f}, {time.monotonic() - began:.1f} s")
+
+        pair = TinyPair(out_dir / "target", out_dir / "draft")
+        _save(target, pair.target, tokenizer, target_cfg)
+        _save(draft, pair.draft, tokenizer, draft_cfg)
+        (out_dir / "recipe.json").write_text(json.dumps(asdict(recipe), indent=2))
+        return pair
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _init(model) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    for name, p in model.named_parameters():
+        if name.endswith("norm.weight"):
+            torch.nn.init.ones_(p)
+        else:
+            torch.nn.init.normal_(p, std=0.02)
+
+
+def default_cache_root() -> Path:
+    env = os.environ.get("SPECGUARD_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "specguard"
+
+
+def ensure_tiny_pair(cache_dir: Path | None = None, recipe: Recipe = Recipe()) -> TinyPair:
+    """Paths of the tiny target and draft, building them on first use.
+
+    ``cache_dir`` is the root under which ``tiny-<recipe-hash>/`` lives (default:
+    ``$SPECGUARD_CACHE_DIR`` or ``~/.cache/specguard``).
+    """
+    root = Path(cache_dir) if cache_dir is not None else default_cache_root()
+    final = root / f"tiny-{recipe.digest()}"
+    pair = TinyPair(final / "target", final / "draft")
+    if (final / "recipe.json").is_file():
+        return pair
+    root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".tiny-{recipe.digest()}-", dir=root))
+    try:
+        build_pair(scratch, recipe, log=lambda msg: print(msg, file=sys.stderr))
+        try:
+            os.rename(scratch, final)
+        except OSError:
+            if not (final / "recipe.json").is_file():
+                raise
+    finally:
+        if scratch.exists():
+            shutil.rmtree(scratch, ignore_errors=True)
+    return pair
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m specguard.runtime.tiny", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None, help="cache root (default $SPECGUARD_CACHE_DIR or ~/.cache/specguard)")
+    args = parser.parse_args(argv)
+    pair = ensure_tiny_pair(args.out)
+    print(f"target: {pair.target}")
+    print(f"draft: {pair.draft}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
