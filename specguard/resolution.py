@@ -14,7 +14,7 @@ from typing import Any
 from packaging.version import Version
 from pydantic import Field
 
-from specguard.models import Environment, Frozen, ModelFacts
+from specguard.models import Dialect, Environment, Frozen, ModelFacts
 from specguard.spec import LaunchSpec
 
 
@@ -122,18 +122,27 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
         set_by["draft_model_path"] = "MTP target: the draft is the target's own MTP layers"
     values["draft_model_path"] = draft_path
 
-    if algorithm in EAGLE_FAMILY or algorithm == "EAGLE":
+    adaptive = spec.has("--speculative-adaptive") and algorithm in ("EAGLE", "EAGLE3") and topk in (None, 1)
+    if adaptive:
+        # P55: adaptive speculation runs a chain from the middle candidate (3 of [0, 1, 3, 5, 7]).
+        steps = steps if steps is not None else ADAPTIVE_DEFAULT_STEPS
+        topk, draft_tokens = 1, steps + 1
+        for field in ("num_steps", "eagle_topk", "num_draft_tokens"):
+            set_by[field] = "adaptive speculative decoding runs a chain"
+    elif algorithm in EAGLE_FAMILY:
         if steps is None and topk is None and draft_tokens is None:
             auto = auto_params(algorithm, target)
             if auto is not None:
                 steps, topk, draft_tokens = auto.num_steps, auto.eagle_topk, auto.num_draft_tokens
                 for field in ("num_steps", "eagle_topk", "num_draft_tokens"):
                     set_by[field] = f"auto-chosen for {'STANDALONE' if algorithm == 'STANDALONE' else target.architecture if target else '?'}"
-        if topk == 1 and steps is not None and draft_tokens != steps + 1:
+        # sgl-jax has no such rewrite: it runs what it is given (design/dialects.md section 2).
+        if topk == 1 and steps is not None and draft_tokens != steps + 1 and spec.dialect is not Dialect.SGL_JAX:
             draft_tokens = steps + 1
             set_by["num_draft_tokens"] = "topk 1 forces draft tokens = steps + 1"
     elif algorithm == "NGRAM":
-        breadth = spec.get("speculative_ngram_max_bfs_breadth") or NGRAM_DEFAULT_MAX_BFS_BREADTH
+        breadth = spec.get("speculative_ngram_max_bfs_breadth")
+        breadth = NGRAM_DEFAULT_MAX_BFS_BREADTH if breadth is None else breadth
         if topk != breadth:
             set_by["eagle_topk"] = "NGRAM takes topk from --speculative-ngram-max-bfs-breadth"
         topk = breadth
@@ -141,7 +150,7 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
             draft_tokens = NGRAM_DEFAULT_DRAFT_TOKENS
             set_by["num_draft_tokens"] = "NGRAM default"
         if steps is None:
-            steps = draft_tokens // topk
+            steps = draft_tokens // topk if topk else None
             set_by["num_steps"] = "NGRAM: draft tokens // topk"
     elif algorithm == "DFLASH":
         if steps != 1:
@@ -158,13 +167,13 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
     values.update(num_steps=steps, eagle_topk=topk, num_draft_tokens=draft_tokens)
 
     mrr = spec.get("max_running_requests")
-    if mrr is None and algorithm in (EAGLE_FAMILY | {"NGRAM", "DFLASH", "EAGLE"}):
+    if mrr is None and algorithm in (EAGLE_FAMILY | {"NGRAM", "DFLASH", "DSPARK", "FROZEN_KV_MTP"}):
         mrr = DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
         set_by["max_running_requests"] = "reset to 48 for speculative decoding"
     values["max_running_requests"] = mrr
 
     mixed = spec.get("enable_mixed_chunk")
-    if mixed and algorithm in ("STANDALONE", "NGRAM"):
+    if mixed and _mixed_chunk_unsupported(algorithm, env):
         mixed = False
         set_by["enable_mixed_chunk"] = f"{algorithm} does not support mixed chunked prefill"
     values["enable_mixed_chunk"] = mixed
@@ -179,17 +188,60 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
     return Resolution(**values, set_by=set_by)
 
 
-# The first release whose speculative workers all run on the overlap scheduler (V2 always on,
-# ``SGLANG_ENABLE_SPEC_V2`` gone): 0.5.23 has no trace of the variable (catalogue P36).
-SPEC_V2_DEFAULT_SINCE = Version("0.5.23")
+ADAPTIVE_DEFAULT_STEPS = 3
+
+# SpecV2 (the overlap scheduler for speculative decoding), release by release, read from the
+# wheels (``SGLANG_ENABLE_SPEC_V2`` in environ.py / server_args.py / speculative_hook.py):
+#   <= 0.5.4    no V2: the EAGLE family always turns the overlap scheduler off
+#   0.5.5-0.5.10  V2 behind SGLANG_ENABLE_SPEC_V2 (default off): EAGLE (0.5.5), EAGLE3 (0.5.7),
+#                 STANDALONE (0.5.9)
+#   0.5.11-0.5.12 default on; an explicit topk > 1 falls back to V1 (overlap off)
+#   0.5.13      V2 always; the variable only chooses overlap
+#   >= 0.5.14   the variable is gone (a warning until 0.5.20, no trace from 0.5.21)
+SPEC_V2_SINCE = Version("0.5.5")
+SPEC_V2_DEFAULT_ON_SINCE = Version("0.5.11")
+SPEC_V2_ALWAYS_SINCE = Version("0.5.13")
+SPEC_V2_VARIABLE_GONE_SINCE = Version("0.5.14")
+# NGRAM kept the overlap scheduler off up to 0.5.13 (speculative_hook.py:427-430 there).
+NGRAM_OVERLAP_SINCE = Version("0.5.14")
+# ``supports_mixed_chunk`` arrived in 0.5.19; before it the EAGLE family and DFLASH turned it off.
+MIXED_CHUNK_PER_ALGORITHM_SINCE = Version("0.5.19")
+
+
+def spec_v2_algorithms(version: Version) -> frozenset[str]:
+    if version >= Version("0.5.9"):
+        return frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
+    if version >= Version("0.5.7"):
+        return frozenset({"EAGLE", "EAGLE3"})
+    return frozenset({"EAGLE"})
+
+
+def _mixed_chunk_unsupported(algorithm: str, env: Environment) -> bool:
+    if algorithm in ("STANDALONE", "NGRAM", "FROZEN_KV_MTP"):
+        return True
+    return env.version < MIXED_CHUNK_PER_ALGORITHM_SINCE and algorithm in (EAGLE_FAMILY | {"DFLASH"})
 
 
 def _overlap_forced_off(spec: LaunchSpec, algorithm: str, topk: int | None, env: Environment) -> bool:
-    """Whether SGLang turns the overlap scheduler off (P33, P34; and before V2, for the EAGLE family)."""
+    """Whether SGLang turns the overlap scheduler off (P33, P34, and SpecV2's history above)."""
     if (spec.get("pp_size") or 1) > 1:
         return True
     if spec.get("device") == "cpu" and algorithm in (EAGLE_FAMILY | {"NGRAM"}):
         return True
-    if env.version < SPEC_V2_DEFAULT_SINCE and algorithm in EAGLE_FAMILY:
-        return not spec.env_flag("SGLANG_ENABLE_SPEC_V2")
-    return False
+    version = env.version
+    if algorithm == "NGRAM":
+        return version < NGRAM_OVERLAP_SINCE
+    if algorithm not in EAGLE_FAMILY:
+        return False
+    if version >= SPEC_V2_VARIABLE_GONE_SINCE:
+        return False
+    variable = spec.env_value("SGLANG_ENABLE_SPEC_V2")
+    if version >= SPEC_V2_ALWAYS_SINCE:
+        return variable is not None and not spec.env_flag("SGLANG_ENABLE_SPEC_V2")
+    if version < SPEC_V2_SINCE or algorithm not in spec_v2_algorithms(version):
+        return True
+    explicit_topk = spec.get("speculative_eagle_topk")
+    if version >= SPEC_V2_DEFAULT_ON_SINCE:
+        enabled = variable is None or spec.env_flag("SGLANG_ENABLE_SPEC_V2")
+        return not enabled or (explicit_topk is not None and explicit_topk > 1)
+    return not spec.env_flag("SGLANG_ENABLE_SPEC_V2")

@@ -76,7 +76,7 @@ RULE = Rule(
     bad=Example(
         argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--mem-fraction-static", "0.7", "--context-length", "2048", "--max-running-requests", "48"),
+              "--mem-fraction-static", "0.78", "--context-length", "2048", "--max-running-requests", "48"),
         target=_LLAMA31, draft=_EAGLE3, gpu="L4",
     ),
     good=Example(
