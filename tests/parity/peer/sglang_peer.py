@@ -131,10 +131,15 @@ def _preimport():
             importlib.import_module(f"transformers.models.{m}.configuration_{m}")
         except Exception:
             pass
-    try:
-        import sglang.srt.configs.model_config  # noqa: F401
-    except Exception:
-        pass
+    for mod in (
+        "sglang.srt.configs.model_config",
+        # DFLASH resolution imports the OpenAI protocol models (pydantic; ~3 s cold).
+        "sglang.srt.entrypoints.openai.protocol",
+    ):
+        try:
+            importlib.import_module(mod)
+        except Exception:
+            pass
 
 
 class _LogCapture:
