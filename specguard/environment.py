@@ -5,9 +5,10 @@ I/O happens here (package metadata, ``nvidia-smi``), never in the rules.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
-from importlib import metadata
+import sys
 
 from packaging.version import InvalidVersion, Version
 
@@ -89,11 +90,20 @@ def detect_gpu() -> tuple[GpuSpec | None, int | None]:
 
 
 def installed_sglang_version() -> str | None:
-    """The installed sglang's version from its package metadata, without importing it."""
-    try:
-        return metadata.version("sglang")
-    except metadata.PackageNotFoundError:
-        return None
+    """The installed sglang's version from its ``*.dist-info`` directory name, without importing it.
+
+    A directory scan of ``sys.path`` instead of ``importlib.metadata``: the same answer for an
+    installed wheel, without importing the email parser on every ``check``.
+    """
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("sglang-") and name.endswith(".dist-info"):
+                return name[len("sglang-") : -len(".dist-info")]
+    return None
 
 
 def normalise_version(raw: str) -> str:
