@@ -49,7 +49,9 @@ class LaunchPlan:
 
     @property
     def argv(self) -> list[str]:
-        return [self.python, "-m", MODULES[self.runtime], *self.server_args]
+        # A command for another machine names its python plainly; one run here, this interpreter.
+        python = self.python if self.startable else "python"
+        return [python, "-m", MODULES[self.runtime], *self.server_args]
 
     @property
     def shell(self) -> str:

@@ -50,8 +50,9 @@ SIGNATURES: tuple[Signature, ...] = (
         pattern=_re(r"Capture (draft )?cuda graph failed"),
         meaning="CUDA graph capture failed at start-up (memory for the captured batch sizes, or an error inside the captured forward)",
         rules=("DM001",),
+        # SGLang's own advice for it (PR #3430): "Consider reducing the CUDA graph max batch size".
         advice="reduce --cuda-graph-max-bs, or start with --disable-cuda-graph to see the underlying error",
-        source="https://github.com/sgl-project/sglang/pull/3430",
+        source="https://github.com/sgl-project/sglang/pull/3431",
         fallback=(Edit(name="--disable-cuda-graph", value=True),),
     ),
     Signature(
@@ -75,7 +76,7 @@ SIGNATURES: tuple[Signature, ...] = (
         key="not-enough-memory-for-kv-cache",
         pattern=_re(r"Not enough memory\. Please try to increase --mem-fraction-static"),
         meaning="after the weights (target and draft) there is too little memory left for the KV cache",
-        rules=("MM001",),
+        rules=("MM002", "MM001"),
         advice="raise --mem-fraction-static, or free GPU memory; a smaller draft tree needs less",
         source="https://github.com/sgl-project/sglang/issues/4330",
     ),

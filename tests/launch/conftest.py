@@ -61,8 +61,14 @@ class Launcher:
                 self.runtime_pgid = children[0]
 
     def wait(self, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
         try:
-            code = self.process.wait(timeout=timeout)
+            while self.process.poll() is None:
+                self._note_runtime()
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(self.process.args, timeout)
+                time.sleep(0.05)
+            code = self.process.returncode
         finally:
             self._out.close()
             self._err.close()

@@ -1,0 +1,85 @@
+"""``specguard launch`` end to end with the bundled reference runtime and the tiny pair, on 127.0.0.1.
+
+Real processes throughout: the CLI in a subprocess, the runtime as its child (torch on CPU).
+The tiny pair is built once (``ensure_tiny_pair``) into ``$SPECGUARD_CACHE_DIR`` or pytest's
+cache, and the launcher is pointed at the same place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from specguard.launch.probe import free_port
+from tests.launch.conftest import assert_no_process_left, launch_env
+
+pytest.importorskip("torch")
+pytest.importorskip("uvicorn")
+
+START_TIMEOUT = 600  # a 2-core machine shared with other work: loading torch alone can take a minute
+
+
+@pytest.fixture(scope="session")
+def tiny_root(request: pytest.FixtureRequest) -> Path:
+    from specguard.runtime.tiny import ensure_tiny_pair
+
+    root = Path(os.environ.get("SPECGUARD_CACHE_DIR") or request.config.cache.mkdir("specguard-tiny"))
+    ensure_tiny_pair(root)
+    return root
+
+
+def test_tiny_cpu_preset_serves_with_speculation_and_stops_cleanly(tiny_root: Path, launcher_factory) -> None:
+    port = free_port()
+    env = launch_env({"SPECGUARD_CACHE_DIR": str(tiny_root)})
+    launcher = launcher_factory(["--preset", "tiny-cpu", "--port", str(port), "--health-interval", "0"], env)
+    launcher.wait_for("serving at", timeout=START_TIMEOUT)
+    err = launcher.err
+    assert "starting reference:" in err and "-m specguard.runtime" in err
+    assert "ready: /health_generate answered 200" in err
+    assert "[reference] " in err and "The server is fired up and ready to roll!" in err
+    table = err.split("resolved by the runtime (/server_info)")[1].split("smoke request")[0]
+    assert "STANDALONE" in table and "differs" not in table, table
+    assert "smoke request /v1/chat/completions:" in err
+    assert "speculative statistics (smoke request): accept length" in err
+    assert "meaning:" in err
+    launcher.interrupt(signal.SIGINT)
+    assert launcher.wait(timeout=120) == 130
+    assert_no_process_left(launcher.runtime_pgid)
+
+
+def test_runtime_crash_during_start_up_is_reported_with_its_log(tiny_root: Path, tmp_path: Path, launcher_factory) -> None:
+    from specguard.runtime.tiny import ensure_tiny_pair
+
+    broken = tmp_path / "no-weights"
+    broken.mkdir()
+    target = ensure_tiny_pair(tiny_root).target
+    shutil.copy(target / "config.json", broken / "config.json")
+    shutil.copy(target / "tokenizer.json", broken / "tokenizer.json")
+    port = free_port()
+    launcher = launcher_factory(
+        ["--runtime", "reference", "--gpu", "cpu", "--port", str(port), "--",
+         "--model-path", str(broken), "--speculative-algorithm", "NGRAM"],
+        launch_env(),
+    )
+    code = launcher.wait(timeout=START_TIMEOUT)
+    err = launcher.err
+    assert code == 2, err[-3000:]  # the reference runtime's code for a bad checkpoint
+    assert "the runtime exited during start-up (exit code 2)" in err
+    assert "No known failure signature in the log" in err and "error:" in err
+    assert launcher.runtime_pgid is not None
+    assert_no_process_left(launcher.runtime_pgid)
+
+
+def test_dry_run_resolves_the_tiny_pair(tiny_root: Path) -> None:
+    from tests.conftest import run_cli
+
+    result = run_cli("launch", "--preset", "tiny-cpu", "--dry-run", "--format", "json", env=launch_env({"SPECGUARD_CACHE_DIR": str(tiny_root)}))
+    assert result.returncode == 0, result.stderr
+    launch = json.loads(result.stdout)["launch"]
+    assert launch["runtime"] == "reference" and launch["command"][1:3] == ["-m", "specguard.runtime"]
+    assert "tiny:" not in " ".join(launch["command"]) and str(tiny_root) in " ".join(launch["command"])
