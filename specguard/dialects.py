@@ -96,12 +96,14 @@ def parse(argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tup
             convert(modeled, values, written)
             if modeled.choices is not None and modeled.upper_case and values:
                 values = tuple(v.upper() for v in values)
-        canonical_spelling = _spelling(flag, dialect)
+        resolved = modeled.flag if modeled else flag
         items.append(
             FlagItem(
-                flag=modeled.flag if modeled else flag,
+                flag=resolved,
                 values=values,
-                written=None if written == canonical_spelling or (modeled and written == _spelling(modeled.flag, dialect)) else written,
+                # Only the dialect's own spelling of the resolved flag is implied; an alias, a
+                # prefixed slime field (--sglang-tp-size) or a slime flag is kept as written.
+                written=None if written == _spelling(resolved, dialect) else written,
                 inline=inline_value is not None,
                 known=modeled is not None or flag in extracted_flags() or not extra,
                 extra=extra,

@@ -51,6 +51,15 @@ def test_slime_dialect_is_detected_and_maps_slime_fields() -> None:
     assert parse(sglang).get("dtype") == "float16"
 
 
+def test_aliases_keep_their_spelling_in_every_dialect() -> None:
+    argv = ["--sglang-model", "x", "--sglang-tp", "2", "--sglang-tp-size", "4", "--rollout-num-gpus-per-engine", "1",
+            "--sglang-speculative-algorithm", "EAGLE"]
+    spec = parse(argv)
+    assert render(spec) == argv
+    assert [item.written for item in spec.items] == ["--sglang-model", "--sglang-tp", "--sglang-tp-size", None, None]
+    assert parse(["--model", "m"]).item("--model-path").written == "--model"
+
+
 def test_sglang_to_slime_rendering() -> None:
     spec = parse(["--model-path", "m", "--tp-size", "2", "--dtype", "float16", "--speculative-eagle-topk", "1"])
     assert render(spec, Dialect.SLIME) == ["--hf-checkpoint", "m", "--rollout-num-gpus-per-engine", "2", "--sglang-dtype", "float16",
