@@ -253,11 +253,11 @@ def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: 
                 plan.argv, {**os.environ, **plan.env}, host=plan.host, port=plan.port, api_key=plan.api_key,
                 model=plan.served_model_name, options=options, stop=stop, reporter=reporter, log=log,
             )
-            if result.kind in ("crashed", "exited", "unhealthy", "timeout") or result.exit_code not in (0, 130, 143):
+            if result.kind in ("crashed", "unhealthy", "timeout") or result.exit_code not in (0, 130, 143):
                 console.print(f"[bold red]{result.message}[/bold red]")
             else:
                 console.print(f"[bold]{result.message}[/bold]: exit code {result.exit_code}")
-            if result.kind not in ("crashed", "exited", "unhealthy"):
+            if result.kind not in ("crashed", "exited", "unhealthy") or (result.kind == "exited" and result.exit_code == 0):
                 return result.exit_code
             diagnoses = diagnose(result.log_tail, outcome.findings)
             _print_diagnoses(console, diagnoses, result.log_tail)

@@ -41,10 +41,12 @@ class StopRequest:
     def __init__(self) -> None:
         self.event = threading.Event()
         self.signum: int | None = None
+        self.count = 0  # a second Ctrl-C means: do not wait for the grace period
 
     def __call__(self, signum: int, _frame: object = None) -> None:
         if self.signum is None:
             self.signum = signum
+        self.count += 1
         self.event.set()
 
     @property
@@ -119,15 +121,18 @@ class Child:
         if self._reader is not None:
             self._reader.join(timeout)
 
-    def stop(self, first_signal: int = signal.SIGTERM, grace: float = 30.0) -> tuple[int, bool]:
-        """Signal the group, wait ``grace`` s, then SIGKILL what is left. (returncode, killed)."""
+    def stop(
+        self, first_signal: int = signal.SIGTERM, grace: float = 30.0, hurry: Callable[[], bool] = lambda: False
+    ) -> tuple[int, bool]:
+        """Signal the group, wait ``grace`` s (or until ``hurry()``), then SIGKILL what is left. (returncode, killed)."""
         assert self.process is not None
         killed = False
         if self.process.poll() is None:
             self._signal_group(first_signal)
-            try:
-                self.process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
+            deadline = time.monotonic() + grace
+            while self.process.poll() is None and time.monotonic() < deadline and not hurry():
+                time.sleep(0.05)
+            if self.process.poll() is None:
                 killed = True
                 self._signal_group(signal.SIGKILL)
                 self.process.wait()
@@ -213,7 +218,7 @@ def supervise(
 
     def ended(kind: str, message: str, exit_code: int | None = None, signum: int = signal.SIGTERM) -> RunResult:
         reporter.close_progress()
-        returncode, killed = child.stop(signum, options.grace)
+        returncode, killed = child.stop(signum, options.grace, hurry=lambda: stop.count > 1)
         code = exit_code if exit_code is not None else exit_code_of(returncode)
         if kind == "stopped":
             # A stop we asked for: the runtime's code if it failed on its own, else the shell's 128 + N.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import time
 
 import pytest
 
@@ -181,3 +182,15 @@ def test_runtime_not_installed_is_a_clear_error(runtime: str, launcher_factory) 
     assert launcher.wait(timeout=120) == 2
     assert "SGLang is not installed" in launcher.err and "pip install" in launcher.err
     assert "Traceback" not in launcher.err
+
+
+def test_a_second_ctrl_c_does_not_wait_for_the_grace(launcher_factory) -> None:
+    port = free_port()
+    env = launch_env({"FAKE_SGLANG_IGNORE_SIGTERM": "1"}, fake_sglang=True)
+    launcher = launcher_factory(args(port, "--no-smoke", "--stop-timeout", "300"), env)
+    launcher.wait_for("serving at", timeout=120)
+    launcher.interrupt(signal.SIGINT)
+    time.sleep(1)  # the stand-in ignores the first one
+    launcher.interrupt(signal.SIGINT)
+    assert launcher.wait(timeout=60) == 137
+    assert_no_process_left(launcher.runtime_pgid)
