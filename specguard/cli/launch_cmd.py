@@ -86,7 +86,7 @@ def launch_command(
     log_file: Annotated[Path | None, typer.Option("--log-file", help="Write the runtime's log here instead of streaming it.")] = None,
     retry_with_fix: Annotated[bool, typer.Option("--retry-with-fix", help="After a diagnosed start-up crash, retry once with its fix.")] = False,
     stop_timeout: Annotated[float, typer.Option("--stop-timeout", help="Seconds between the stop signal and SIGKILL.", min=0)] = 30.0,
-    health_interval: Annotated[float, typer.Option("--health-interval", help="Seconds between /health checks while serving (0: none).", min=0)] = 10.0,
+    health_interval: Annotated[float, typer.Option("--health-interval", help="Seconds between /health checks while serving (0: none).", min=0)] = 30.0,
     output_format: Annotated[OutputFormat, typer.Option("--format", help="human, or json (with --dry-run).", case_sensitive=False)] = OutputFormat.human,
 ) -> None:
     """Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it.
