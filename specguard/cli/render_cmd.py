@@ -70,8 +70,22 @@ def render_command(
                 default=list,
             )
         else:
-            text = command_line(corrected, Dialect(DialectChoice(to.value).value))
+            text = _commands(corrected, Dialect(DialectChoice(to.value).value), command_line)
     print(text)
     if outcome.errors:
         print(f"specguard: {len(outcome.errors)} error finding(s) remain: run `specguard check --preset {preset}`", file=sys.stderr)
     raise typer.Exit(outcome.exit_code)
+
+
+def _commands(spec, dialect: Dialect, command_line) -> str:
+    """One command, or for a multi-node launch one per node (``--node-rank`` 0..nnodes-1)."""
+    from specguard.models import Edit
+
+    nnodes = spec.get("nnodes") or 1
+    if nnodes <= 1 or dialect is Dialect.SLIME:
+        return command_line(spec, dialect)
+    blocks = []
+    for rank in range(nnodes):
+        node = spec.apply(Edit(name="--node-rank", value=rank))
+        blocks.append(f"# node {rank} of {nnodes}\n{command_line(node, dialect)}")
+    return "\n\n".join(blocks)
