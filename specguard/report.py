@@ -119,7 +119,7 @@ def outcome_sarif(outcome: Outcome, ctx: CheckContext, rules_meta: dict[str, Any
     }
 
 
-def print_human(outcome: Outcome, ctx: CheckContext, console: Any) -> None:
+def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: str | None = "rerun with --fix (safe) or --unsafe-fixes") -> None:
     from rich.table import Table
 
     target = ctx.target.source if ctx.target else "unknown target"
@@ -167,8 +167,8 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any) -> None:
     errors = len(outcome.errors)
     fixable = sum(1 for f in outcome.findings if f.fix and not f.applied)
     summary = f"{errors} error(s) remain" if errors else "no errors remain"
-    if fixable:
-        summary += f"; {fixable} finding(s) have fixes: rerun with --fix (safe) or --unsafe-fixes"
+    if fixable and fix_hint:
+        summary += f"; {fixable} finding(s) have fixes: {fix_hint}"
     console.print(summary)
 
 

@@ -146,7 +146,7 @@ def _prepare(args: list[str], console: Any, *, as_json: bool, dry_run: bool, pre
         if typer.confirm("Apply them before starting?", default=False, err=True):
             check_ctx, outcome = run_check(inputs, Applicability.UNSAFE)
     if not as_json:
-        print_human(outcome, check_ctx, console)
+        print_human(outcome, check_ctx, console, fix_hint="launch applies the safe ones; add --unsafe-fixes for the rest")
         if pending_unsafe and level is Applicability.SAFE:
             console.print(f"[yellow]{len(pending_unsafe)} unsafe fix(es) not applied: pass --unsafe-fixes to apply them.[/yellow]")
     blocked = bool(outcome.errors) and not force
