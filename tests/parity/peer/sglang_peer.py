@@ -26,6 +26,11 @@ case starts from the same clean post-import state (resolve_once() mutates proces
 caches and the record is sealed after one try). ``--no-fork`` runs the cases sequentially
 in this process instead (only for debugging; state leaks between cases).
 
+A case's ``env`` is applied in the forked child, i.e. AFTER SGLang was imported. SGLang
+0.5.23 reads its ``envs.*`` lazily (e.g. SGLANG_ENABLE_PP_SPEC takes effect: case L02), but
+a variable consumed at import time would be missed; use ``--no-fork`` with a single case
+and the variable set in the process environment for those.
+
 The stages are exactly what the launcher runs (sglang 0.5.23 launch_server.py /
 entrypoints/engine.py): prepare_server_args(argv) -> resolve_once() -> check_server_args().
 """
