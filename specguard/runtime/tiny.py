@@ -55,11 +55,11 @@ class Recipe:
     corpus_functions: int = 6000
     vocab_size: int = 512
     seq_len: int = 128
-    batch_size: int = 16
-    target: ModelShape = ModelShape(96, 256, 4, 4, 2)
+    batch_size: int = 12
+    target: ModelShape = ModelShape(64, 192, 4, 4, 2)
     draft: ModelShape = ModelShape(64, 128, 1, 2, 1)
-    target_steps: int = 220
-    draft_steps: int = 160
+    target_steps: int = 160
+    draft_steps: int = 120
     lr: float = 3e-3
 
     def digest(self) -> str:

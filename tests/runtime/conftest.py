@@ -1,0 +1,32 @@
+"""Fixtures for the reference runtime's tests: the tiny pair (built once per session) and servers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from specguard.runtime.tiny import TinyPair, ensure_tiny_pair
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    """Tiny models run fastest on one thread, and two threads collapse on a shared 2-core box."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="session")
+def tiny_pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TinyPair:
+    """The project's tiny target/draft pair, cached under SPECGUARD_CACHE_DIR or the pytest cache."""
+    if os.environ.get("SPECGUARD_CACHE_DIR"):
+        root = Path(os.environ["SPECGUARD_CACHE_DIR"])
+    elif request.config.cache is not None:
+        root = Path(request.config.cache.mkdir("specguard-tiny"))
+    else:
+        root = tmp_path_factory.mktemp("specguard-tiny")
+    return ensure_tiny_pair(root)
