@@ -19,6 +19,7 @@ from specguard.runtime.flags import ServerArgs, parse_flags
 logger = logging.getLogger("specguard.runtime")
 
 WARMUP_PROMPT = "The capital city of France is"
+TINY_MODEL_PARAMS = 50_000_000
 
 
 def _configure_logging(level: str) -> None:
@@ -92,8 +93,6 @@ def serve(argv: list[str]) -> int:
         raise RuntimeInputError("--device cuda: no CUDA device is available to torch on this machine; use --device cpu")
     if args.random_seed is not None:
         torch.manual_seed(args.random_seed)
-    if args.device == "cpu":
-        torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
 
     began = time.monotonic()
     target_dir = Path(args.model_path)
@@ -116,6 +115,11 @@ def serve(argv: list[str]) -> int:
                     "STANDALONE needs the same tokenizer"
                 )
         draft = load_model(draft_dir, args.dtype, args.device)
+    if args.device == "cpu":
+        # A small model's decode step is per-op overhead: extra threads only add synchronisation
+        # (and collapse on a shared machine); a large one is matmul-bound and gains from them.
+        small = sum(p.numel() for p in target.parameters()) < TINY_MODEL_PARAMS
+        torch.set_num_threads(1 if small else max(1, min(torch.get_num_threads(), 8)))
     dtype = resolve_dtype(args.dtype, cfg, args.device)
     args.dtype = str(dtype).removeprefix("torch.") if args.dtype == "auto" else args.dtype
     mem = _available_mem_gb()
