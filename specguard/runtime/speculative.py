@@ -132,21 +132,22 @@ class ModelDrafter:
         steps = self.spec.num_steps
         base = len(committed)
         logits = self._catch_up(committed)
-        drafts: list[int] = []
+        positions = self.model.positions
+        drafted: list[torch.Tensor] = []
         draft_probs: list[torch.Tensor] | None = None if params.greedy else []
         for i in range(steps):
+            # Tokens stay tensors until the chain is done: one host round-trip per round, not per step.
             if draft_probs is None:
-                token = int(logits.argmax().item())
+                token = logits.argmax(-1, keepdim=True)
             else:
                 q = logits_to_probs(logits, params)
-                token = _sample(q, gen)
+                token = torch.multinomial(q, 1, generator=gen)
                 draft_probs.append(q)
-            drafts.append(token)
+            drafted.append(token)
             if i < steps - 1:
                 pos = base + i
-                logits = self.model(
-                    torch.tensor([token], device=self.device), torch.tensor([pos], device=self.device), pos
-                )[0]
+                logits = self.model(token, positions[pos : pos + 1], pos)[0]
+        drafts = torch.cat(drafted).tolist()
         return DraftTree.chain([committed[-1], *drafts]), draft_probs
 
     def after_chain(self, committed_before: int, accepted: int) -> None:

@@ -56,7 +56,7 @@ class Recipe:
     vocab_size: int = 512
     seq_len: int = 128
     batch_size: int = 12
-    target: ModelShape = ModelShape(64, 192, 4, 4, 2)
+    target: ModelShape = ModelShape(64, 128, 6, 4, 2)
     draft: ModelShape = ModelShape(64, 128, 1, 2, 1)
     target_steps: int = 160
     draft_steps: int = 120
