@@ -50,7 +50,7 @@ MTP_TARGET_ARCHITECTURES = frozenset(
         "PixtralForConditionalGeneration",
         "HYV3ForCausalLM",
         "HYV4ForCausalLM",
-        "Qwen4ExpForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
     }
 )
 
@@ -70,7 +70,12 @@ class Resolution(Frozen):
     num_draft_tokens: int | None = None
     draft_model_path: str | None = None
     max_running_requests: int | None = None
-    attention_backend: str | None = None
+    attention_backend: str | None = Field(
+        default=None, description="the backend the target runs: --attention-backend, else SGLang's default for the GPU"
+    )
+    draft_attention_backend: str | None = None
+    page_size: int | None = Field(default=None, description="the KV page size after the backends' page constraints")
+    cuda_graph_max_bs: int | None = Field(default=None, description="the decode CUDA-graph max batch size at argument time")
     disable_overlap_schedule: bool | None = None
     enable_mixed_chunk: bool | None = None
     set_by: dict[str, str] = Field(default_factory=dict)
@@ -114,7 +119,7 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
     draft_path = spec.get("speculative_draft_model_path")
     if (
         draft_path is None
-        and algorithm in ("EAGLE", "EAGLE3")
+        and algorithm in EAGLE_FAMILY
         and target is not None
         and target.architecture in MTP_TARGET_ARCHITECTURES
     ):
@@ -184,8 +189,176 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
         set_by["disable_overlap_schedule"] = "the overlap scheduler does not run this speculative configuration"
     values["disable_overlap_schedule"] = overlap_off
 
-    values["attention_backend"] = spec.get("attention_backend")
+    backend = spec.get("attention_backend")
+    if backend is None:
+        backend = default_backend(spec, target, env, resolved_topk=topk)
+        if backend is not None:
+            set_by["attention_backend"] = f"SGLang's default on {env.gpu.name if env.gpu else '?'}"
+    values["attention_backend"] = backend
+
+    page = resolved_page_size(spec, target, env, backend)
+    if page != (spec.get("page_size") or 1):
+        set_by["page_size"] = f"{backend if backend in ('fa4', 'trtllm_mla') else 'trtllm_mha'} only runs this page size"
+    values["page_size"] = page
+
+    draft_backend = spec.get("speculative_draft_attention_backend")
+    if algorithm == "DFLASH" and spec.dialect is not Dialect.SGL_JAX:
+        resolved = _dflash_draft_backend(spec, backend, draft, env)
+        if resolved != draft_backend:
+            set_by["draft_attention_backend"] = "DFLASH's draft runs a supported backend (the target's prefill backend by default)"
+        draft_backend = resolved
+    values["draft_attention_backend"] = draft_backend
+
+    max_bs = cuda_graph_max_bs(spec, env)
+    if max_bs is not None and spec.get("cuda_graph_max_bs_decode") is None and spec.get("cuda_graph_max_bs") is None:
+        set_by["cuda_graph_max_bs"] = "decode CUDA-graph default for the GPU memory (lowered only by a max running requests you set)"
+    values["cuda_graph_max_bs"] = max_bs
     return Resolution(**values, set_by=set_by)
+
+
+# ---- attention backends ---------------------------------------------------------------------
+# Default backend (P38). Up to 0.5.4 ``ModelRunner.model_specific_adjustment`` picked it after
+# argument resolution, from the *resolved* topk (sglang 0.5.1
+# ``model_executor/model_runner.py:414-449``); from 0.5.5 ``ServerArgs`` picks it before the
+# speculative settings are resolved, from the topk the user typed (sglang 0.5.5
+# ``server_args.py:1135-1178``; 0.5.23 ``arg_groups/model_override_base.py:277-351``).
+# trtllm_mha became the default on SM100 in 0.5.7 (sglang 0.5.7 ``server_args.py:1517``).
+DEFAULT_PICKED_BEFORE_SPEC_SINCE = Version("0.5.5")
+TRTLLM_DEFAULT_ON_SM100_SINCE = Version("0.5.7")
+
+# The architectures ModelRunner gave fa3 by default on Hopper before 0.5.5 (sglang 0.5.1
+# utils.py:2274-2290, is_fa3_default_architecture).
+FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5 = frozenset(
+    {
+        "Qwen2ForCausalLM",
+        "Llama4ForConditionalGeneration",
+        "LlamaForCausalLM",
+        "Gemma2ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "Qwen3ForCausalLM",
+        "Qwen3MoeForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4vMoeForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+    }
+)
+# MLA targets whose model override turns SGLang's SM100 MLA default (flashinfer) into
+# trtllm_mla (sglang 0.5.23 arg_groups/model_overrides/deepseek_v2.py; earlier releases not read).
+TRTLLM_MLA_ON_SM100_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"})
+# The draft backends a DFLASH draft may run (sglang 0.5.23 arg_groups/choices.py:103-111).
+DRAFT_ATTENTION_BACKEND_CHOICES = frozenset({"flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu"})
+
+
+def _is_mla(target: ModelFacts | None) -> bool:
+    return target is not None and target.kv_lora_rank is not None
+
+
+def default_backend(
+    spec: LaunchSpec, target: ModelFacts | None, env: Environment, resolved_topk: int | None = None
+) -> str | None:
+    """SGLang's own choice when ``--attention-backend`` is unset; None when the GPU is unknown.
+
+    ``resolved_topk`` is the topk after resolution, which releases before 0.5.5 chose from.
+    From 0.5.5 it is chosen before the speculative hook, from the topk the user typed
+    (sglang 0.5.23 ``arg_groups/model_override_base.py:277-351``, ``utils/common.py:3960-3966``).
+    """
+    gpu = env.gpu
+    if gpu is None:
+        return None
+    if gpu.platform == "rocm":
+        return "aiter"
+    if gpu.platform != "cuda" or gpu.compute_capability is None:
+        return None
+    major = gpu.compute_capability[0]
+    algorithm = canonical_algorithm(spec.get("speculative_algorithm"))
+    page = spec.get("page_size") or 1
+    before_spec = env.version >= DEFAULT_PICKED_BEFORE_SPEC_SINCE
+    typed_topk = spec.get("speculative_eagle_topk")
+    topk = typed_topk if before_spec else (resolved_topk if resolved_topk is not None else typed_topk)
+    if _is_mla(target):
+        if major == 9:
+            return "fa3"
+        if major == 10:
+            architecture = target.architecture if target else None
+            return "trtllm_mla" if architecture in TRTLLM_MLA_ON_SM100_ARCHITECTURES else "flashinfer"
+        return "triton"
+    no_tree = algorithm is None or topk is None or (topk == 1 and page == 1)
+    if major == 9:
+        if not before_spec:
+            architecture = target.architecture if target else None
+            if architecture is None:
+                return None
+            no_tree = no_tree and architecture in FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5
+            if algorithm is not None and topk is None:
+                return None
+        return "fa3" if no_tree else "flashinfer"
+    if major == 10 and env.version >= TRTLLM_DEFAULT_ON_SM100_SINCE:
+        if no_tree and (algorithm is None or algorithm == "DFLASH" or typed_topk is not None):
+            return "trtllm_mha"
+    return "flashinfer"
+
+
+TRTLLM_MHA_PAGE_SIZES = (16, 32, 64, 128)
+TRTLLM_MLA_PAGE_SIZES = (32, 64)
+
+
+def resolved_page_size(spec: LaunchSpec, target: ModelFacts | None, env: Environment, backend: str | None) -> int:
+    """The page size after the backends' constraints, which run before the speculative hook
+    (sglang 0.5.23 ``overrides.py:1144-1196`` trtllm_mla/trtllm_mha, ``:1274-1295`` fa4 on SM100
+    for non-MLA targets while the *typed* topk is at most 1, ``:1341`` default 1)."""
+    page = spec.get("page_size")
+    if spec.dialect is Dialect.SGL_JAX:
+        return page or 1
+    split = {spec.get("prefill_attention_backend"), spec.get("decode_attention_backend")}
+    targets = {backend, *split}
+    if ("trtllm_mla" in targets) and page not in TRTLLM_MLA_PAGE_SIZES:
+        page = 64
+    if ("trtllm_mha" in targets or spec.get("speculative_draft_attention_backend") == "trtllm_mha") and page not in TRTLLM_MHA_PAGE_SIZES:
+        page = 64
+    sm100 = env.gpu is not None and env.gpu.platform == "cuda" and env.gpu.compute_capability is not None and env.gpu.compute_capability[0] == 10
+    if "fa4" in targets and sm100 and not _is_mla(target) and (spec.get("speculative_eagle_topk") or 0) <= 1:
+        page = 128
+    return page or 1
+
+
+def _dflash_draft_backend(spec: LaunchSpec, target_backend: str | None, draft: ModelFacts | None, env: Environment) -> str | None:
+    """P78: sglang 0.5.23 ``speculative_hook.py:886-987``."""
+    fallback = "triton" if env.platform == "rocm" else "flashinfer"
+    backend = spec.get("speculative_draft_attention_backend")
+    if backend is None:
+        backend = spec.get("prefill_attention_backend") or target_backend
+    if backend is None:
+        return fallback if env.gpu is not None else None
+    if backend not in DRAFT_ATTENTION_BACKEND_CHOICES:
+        return fallback
+    if backend == "trtllm_mha":
+        # Kept only for an all-sliding-window or explicitly causal draft; the DFLASH drafts
+        # published so far are neither (the SpecForge template has no is_causal).
+        gpu = env.gpu
+        return "fa4" if gpu is not None and gpu.compute_capability and gpu.compute_capability[0] == 10 else fallback
+    return backend
+
+
+def cuda_graph_max_bs(spec: LaunchSpec, env: Environment) -> int | None:
+    """P28/P29: the decode CUDA-graph max batch size SGLang resolves (sglang 0.5.23
+    ``arg_groups/memory_hook.py:84-215``): an explicit list's largest size, else the explicit
+    max, else the GPU-memory default lowered to a max running requests the user set (not the
+    automatic 48, which is set later). Unknown GPU: None."""
+    from specguard.memory.estimate import default_graph_max_bs, explicit_graph_bs, explicit_graph_max_bs, gpu_visible_mib
+
+    given = explicit_graph_bs(spec)
+    if given:
+        return max(given)
+    explicit = explicit_graph_max_bs(spec)
+    if explicit is not None:
+        return explicit
+    if env.gpu is None or spec.dialect is Dialect.SGL_JAX:
+        return None
+    max_bs = default_graph_max_bs(gpu_visible_mib(env), spec.get("tp_size") or 1)
+    user_mrr = spec.get("max_running_requests")
+    if user_mrr is not None and max_bs > user_mrr:
+        max_bs = user_mrr
+    return max_bs
 
 
 ADAPTIVE_DEFAULT_STEPS = 3

@@ -1,13 +1,7 @@
 """Which attention backend SGLang will run, and which one to propose instead.
 
-Shared by the AB and VB families. Version boundaries, each read in that release's wheel:
-
-- Default backend (P38). Up to 0.5.4 ``ModelRunner.model_specific_adjustment`` picked it after
-  argument resolution, from the *resolved* topk (sglang 0.5.1
-  ``model_executor/model_runner.py:414-449``); from 0.5.5 ``ServerArgs`` picks it before the
-  speculative settings are resolved, from the topk the user typed (sglang 0.5.5
-  ``server_args.py:1135-1178``; 0.5.23 ``arg_groups/model_override_base.py:277-351``).
-- trtllm_mha became the default on SM100 in 0.5.7 (sglang 0.5.7 ``server_args.py:1517``).
+Shared by the AB and VB families. The default backend (P38) is predicted in
+``specguard.resolution.default_backend``, with its version boundaries. Here:
 - topk > 1 with page_size > 1 (P21): no check up to 0.5.1; only flashinfer in 0.5.2-0.5.5
   (0.5.2 ``server_args.py:784-791``); flashinfer or fa3 in 0.5.6-0.5.12 (0.5.6
   ``server_args.py:1752-1759``); flashinfer, fa3 or triton from 0.5.13 (0.5.13
@@ -20,6 +14,8 @@ from __future__ import annotations
 from packaging.version import Version
 
 from specguard.models import Dialect
+from specguard.resolution import DEFAULT_PICKED_BEFORE_SPEC_SINCE, TRTLLM_DEFAULT_ON_SM100_SINCE  # noqa: F401  (re-exported)
+from specguard.resolution import default_backend as resolution_default_backend
 from specguard.rules.base import CheckContext
 
 # The AB and VB rules speak of SGLang itself: its own launcher and slime's --sglang-* pass-through.
@@ -28,31 +24,12 @@ SGLANG_DIALECTS = (Dialect.SGLANG, Dialect.SLIME)
 EAGLE_TREE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
 SPECULATIVE_GRAPH_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
 
-DEFAULT_PICKED_BEFORE_SPEC_SINCE = Version("0.5.5")
-TRTLLM_DEFAULT_ON_SM100_SINCE = Version("0.5.7")
 PAGE_TREE_CHECK_SINCE = Version("0.5.2")
 PAGE_TREE_FA3_SINCE = Version("0.5.6")
 PAGE_TREE_TRITON_SINCE = Version("0.5.13")
 # PR 10892 (draft CUDA-graph replay resets its padded position buffers) first shipped in 0.5.3:
 # sglang 0.5.3 speculative/eagle_draft_cuda_graph_runner.py:302-305 (absent in 0.5.2 :302-304).
 PADDED_REPLAY_FIXED_IN = Version("0.5.3")
-
-# The architectures ModelRunner gave fa3 by default on Hopper before 0.5.5 (sglang 0.5.1
-# utils.py:2274-2290, is_fa3_default_architecture).
-FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5 = frozenset(
-    {
-        "Qwen2ForCausalLM",
-        "Llama4ForConditionalGeneration",
-        "LlamaForCausalLM",
-        "Gemma2ForCausalLM",
-        "Gemma3ForConditionalGeneration",
-        "Qwen3ForCausalLM",
-        "Qwen3MoeForCausalLM",
-        "Glm4MoeForCausalLM",
-        "Glm4vMoeForConditionalGeneration",
-        "Step3VLForConditionalGeneration",
-    }
-)
 
 
 def is_mla_target(ctx: CheckContext) -> bool:
@@ -66,40 +43,13 @@ def effective_topk(ctx: CheckContext) -> int | None:
 
 
 def page_size(ctx: CheckContext) -> int:
-    return ctx.spec.get("page_size") or 1
+    """The page size SGLang runs with: typed, or forced by the backend (trtllm 64, fa4 128)."""
+    return ctx.resolution.page_size or ctx.spec.get("page_size") or 1
 
 
 def default_backend(ctx: CheckContext) -> str | None:
-    """SGLang's own choice when ``--attention-backend`` is unset; None when the GPU is unknown."""
-    gpu = ctx.env.gpu
-    if gpu is None:
-        return None
-    if gpu.platform == "rocm":
-        return "aiter"
-    if gpu.platform != "cuda" or gpu.compute_capability is None:
-        return None
-    major = gpu.compute_capability[0]
-    before_spec = ctx.version >= DEFAULT_PICKED_BEFORE_SPEC_SINCE
-    topk = ctx.spec.get("speculative_eagle_topk") if before_spec else effective_topk(ctx)
-    if is_mla_target(ctx):
-        if major == 9:
-            return "fa3"
-        return "flashinfer" if major == 10 else "triton"
-    if major == 9:
-        no_tree = ctx.algorithm is None or topk is None or (topk == 1 and page_size(ctx) == 1)
-        if not before_spec:
-            architecture = ctx.target.architecture if ctx.target else None
-            if architecture is None:
-                return None
-            no_tree = no_tree and architecture in FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5
-            if ctx.algorithm is not None and topk is None:
-                return None
-        return "fa3" if no_tree else "flashinfer"
-    if major == 10 and ctx.version >= TRTLLM_DEFAULT_ON_SM100_SINCE:
-        given_topk = ctx.spec.get("speculative_eagle_topk")
-        if ctx.algorithm is None or ctx.algorithm == "DFLASH" or given_topk == 1:
-            return "trtllm_mha"
-    return "flashinfer"
+    """SGLang's own choice when ``--attention-backend`` is unset (``specguard.resolution``)."""
+    return resolution_default_backend(ctx.spec, ctx.target, ctx.env, resolved_topk=effective_topk(ctx))
 
 
 def attention_backend(ctx: CheckContext) -> tuple[str | None, bool]:

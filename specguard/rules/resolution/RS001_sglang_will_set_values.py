@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from packaging.version import Version
+
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
@@ -17,7 +19,18 @@ _FIELD_FLAGS = {
     "attention_backend": "--attention-backend",
     "disable_overlap_schedule": "--disable-overlap-schedule",
     "enable_mixed_chunk": "--enable-mixed-chunk",
+    "draft_attention_backend": "--speculative-draft-attention-backend",
+    "cuda_graph_max_bs": "--cuda-graph-max-bs-decode",
+    "page_size": "--page-size",
 }
+# 0.5.14 split the CUDA-graph flags into -decode and -prefill (see VB003).
+CUDA_GRAPH_DECODE_FLAG_SINCE = Version("0.5.14")
+
+
+def _flag(ctx: CheckContext, field: str) -> str:
+    if field == "cuda_graph_max_bs" and ctx.version < CUDA_GRAPH_DECODE_FLAG_SINCE:
+        return "--cuda-graph-max-bs"
+    return _FIELD_FLAGS[field]
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -27,10 +40,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     parts = []
     for field, reason in resolution.set_by.items():
         value = getattr(resolution, field)
-        parts.append(f"{ctx.flag(_FIELD_FLAGS[field])}={value} ({reason})")
+        parts.append(f"{ctx.flag(_flag(ctx, field))}={value} ({reason})")
     yield RULE.finding(
         "SGLang will set " + "; ".join(parts),
-        flags=tuple(_FIELD_FLAGS[field] for field in resolution.set_by),
+        flags=tuple(_flag(ctx, field) for field in resolution.set_by),
     )
 
 
@@ -43,8 +56,10 @@ RULE = Rule(
     docs=RuleDocs(
         what="Predicts the speculative values SGLang resolves at start-up (automatic steps/topk/draft "
         "tokens by target architecture, draft tokens forced to steps + 1 under topk 1, NGRAM's derived "
-        "values, DFLASH's block size, max running requests reset to 48, the overlap scheduler and mixed "
-        "chunked prefill switched off) and shows each with the step that sets it.",
+        "values, DFLASH's block size and draft backend, max running requests reset to 48, the overlap "
+        "scheduler and mixed chunked prefill switched off, the default attention backend for the GPU, the "
+        "decode CUDA-graph max batch size) and shows each with the step that sets it. The predictions are "
+        "checked against SGLang 0.5.23's own resolution by tests/parity/test_differential.py.",
         why="SGLang changes these silently or with a log line the user rarely reads, so the server runs "
         "with values nobody wrote: e.g. Llama targets get topk 4 (a tree) where a chain was expected, "
         "and max running requests drops to 48. Seeing them before launch avoids surprises.",
@@ -69,6 +84,9 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1255-1266 (topk 1 => draft tokens = steps + 1)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1086-1094 (max running requests 48)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1285-1371 (NGRAM)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:886-987 (DFLASH draft attention backend)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/model_override_base.py:277-351 (default attention backend)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/memory_hook.py:84-188 (decode CUDA-graph max batch size)",
         "seed: sglang-speculative-decoding.md (Full Parameter Reference)",
     ),
 )

@@ -33,7 +33,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     )
     if steps is None and (topk is not None or tokens is not None):
         given = " and ".join(f for f, v in ((topk_flag, topk), (tokens_flag, tokens)) if v is not None)
-        if topk is None or topk == 1:
+        if topk is None or topk <= 1:  # topk 0 or negative: a tree offers nothing, so a chain
             new_steps = max(1, tokens - 1) if tokens is not None else DEFAULT_STEPS
             fix = set_flags(
                 f"set {steps_flag} {new_steps}, {topk_flag} 1, {tokens_flag} {new_steps + 1} (a chain)",
