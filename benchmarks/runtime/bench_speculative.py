@@ -30,7 +30,8 @@ sys.path.insert(0, str(REPO))
 
 PROMPTS = [
     "def scale_3(x):\n    value = x + 3\n    return scale(value)\n\n",
-    "def merge_all(items):\n    result = []\n    for item in items:\n        result.append(merge_4(item))\n    return result\n\n",
+    "def merge_all(items):\n    result = []\n    for item in items:\n"
+    "        result.append(merge_4(item))\n    return result\n\n",
     "class Parse7:\n    def __init__(self, key):\n        self.key = key\n\n",
     "def fetch_12(node):\n    value = node * 12\n    return fetch(value)\n\ndef fetch_13(node):\n",
     "def count_5(size):\n    value = size + 5\n    return count(value)\n\ndef count_all(sizes):\n    result = []\n",
@@ -48,7 +49,9 @@ def runtime_modes():  # type: ignore[no-untyped-def]
         "STANDALONE chain k=4": SpecConfig("STANDALONE", num_steps=4, topk=1, num_draft_tokens=5),
         "STANDALONE tree 3/2/6": SpecConfig("STANDALONE", num_steps=3, topk=2, num_draft_tokens=6),
         "NGRAM (defaults: breadth 10, 12 tokens)": SpecConfig("NGRAM", num_steps=1, topk=10, num_draft_tokens=12),
-        "NGRAM breadth 1, 8 tokens": SpecConfig("NGRAM", num_steps=8, topk=1, num_draft_tokens=8, ngram_max_bfs_breadth=1),
+        "NGRAM breadth 1, 8 tokens": SpecConfig(
+            "NGRAM", num_steps=8, topk=1, num_draft_tokens=8, ngram_max_bfs_breadth=1
+        ),
     }
 
 
@@ -99,8 +102,8 @@ def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # 
 def bench_peer(pair, new_tokens: int, repeats: int) -> dict:  # type: ignore[no-untyped-def]
     """Runs inside an interpreter that has transformers."""
     import torch
-    from transformers import AutoModelForCausalLM
     from tokenizers import Tokenizer
+    from transformers import AutoModelForCausalLM
 
     torch.set_num_threads(1)
     tok = Tokenizer.from_file(str(pair["target"] / "tokenizer.json"))
@@ -128,10 +131,15 @@ def bench_peer(pair, new_tokens: int, repeats: int) -> dict:  # type: ignore[no-
                 ids = torch.tensor([tok.encode(prompt).ids])
                 with torch.inference_mode():
                     out = target.generate(
-                        ids, attention_mask=torch.ones_like(ids), max_new_tokens=new_tokens, min_new_tokens=new_tokens,
-                        do_sample=False, pad_token_id=1, **extra,
+                        ids,
+                        attention_mask=torch.ones_like(ids),
+                        max_new_tokens=new_tokens,
+                        min_new_tokens=new_tokens,
+                        do_sample=False,
+                        pad_token_id=1,
+                        **extra,
                     )
-                outs.append(out[0, ids.shape[1]:].tolist())
+                outs.append(out[0, ids.shape[1] :].tolist())
             if rep > 0:
                 times.append(time.perf_counter() - began)
         results[name] = {"tok_per_s": new_tokens * len(PROMPTS) / statistics.median(times), "outputs": outs}
@@ -146,8 +154,12 @@ def ensure_peer_python(requested: str | None) -> str | None:
     if not python.exists():
         print(f"creating {venv} with transformers=={PEER_VERSION} (--no-deps, sharing this torch)", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", f"transformers=={PEER_VERSION}"], check=True)
-    check = subprocess.run([str(python), "-c", "import transformers, torch; print(torch.__version__)"], capture_output=True, text=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--no-deps", f"transformers=={PEER_VERSION}"], check=True
+        )
+    check = subprocess.run(
+        [str(python), "-c", "import transformers, torch; print(torch.__version__)"], capture_output=True, text=True
+    )
     if check.returncode != 0:
         print(f"peer unavailable: {check.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
         return None
@@ -164,10 +176,30 @@ def bench_server_concurrency(pair, new_tokens: int) -> list[tuple[int, float, fl
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "specguard.runtime", "--model-path", str(pair.target), "--port", str(port),
-         "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", str(pair.draft),
-         "--speculative-num-steps", "4", "--speculative-eagle-topk", "1", "--log-level", "warning"],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "specguard.runtime",
+            "--model-path",
+            str(pair.target),
+            "--port",
+            str(port),
+            "--speculative-algorithm",
+            "STANDALONE",
+            "--speculative-draft-model-path",
+            str(pair.draft),
+            "--speculative-num-steps",
+            "4",
+            "--speculative-eagle-topk",
+            "1",
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         url = f"http://127.0.0.1:{port}"
@@ -180,9 +212,17 @@ def bench_server_concurrency(pair, new_tokens: int) -> list[tuple[int, float, fl
                 time.sleep(0.2)
 
         def one(prompt: str) -> float:
-            body = json.dumps({"text": prompt, "sampling_params": {"temperature": 0, "max_new_tokens": new_tokens, "ignore_eos": True}}).encode()
+            body = json.dumps(
+                {
+                    "text": prompt,
+                    "sampling_params": {"temperature": 0, "max_new_tokens": new_tokens, "ignore_eos": True},
+                }
+            ).encode()
             began = time.perf_counter()
-            urllib.request.urlopen(urllib.request.Request(url + "/generate", data=body, headers={"Content-Type": "application/json"}), timeout=300).read()
+            urllib.request.urlopen(
+                urllib.request.Request(url + "/generate", data=body, headers={"Content-Type": "application/json"}),
+                timeout=300,
+            ).read()
             return time.perf_counter() - began
 
         rows = []
@@ -225,9 +265,19 @@ def main() -> int:
         python = ensure_peer_python(args.peer_python)
         if python:
             proc = subprocess.run(
-                [python, __file__, "--peer-only", json.dumps({"target": str(pair.target), "draft": str(pair.draft)}),
-                 "--new-tokens", str(args.new_tokens), "--repeats", str(args.repeats)],
-                capture_output=True, text=True, cwd=REPO,
+                [
+                    python,
+                    __file__,
+                    "--peer-only",
+                    json.dumps({"target": str(pair.target), "draft": str(pair.draft)}),
+                    "--new-tokens",
+                    str(args.new_tokens),
+                    "--repeats",
+                    str(args.repeats),
+                ],
+                capture_output=True,
+                text=True,
+                cwd=REPO,
             )
             if proc.returncode == 0:
                 peer = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -237,12 +287,21 @@ def main() -> int:
     plain = results["plain"]["tok_per_s"]
     hf_assisted = max((v["tok_per_s"] for k, v in peer.items() if "assisted" in k), default=None)
     hf_lookup = peer.get("transformers prompt lookup (10 tokens)", {}).get("tok_per_s")
-    print(f"\nbatch size 1, greedy, {len(PROMPTS)} prompts x {args.new_tokens} new tokens, median of {args.repeats}, 1 CPU thread\n")
-    header = f"{'contender':44} {'tok/s':>8} {'accept len':>10} {'x plain':>8} {'x HF peer':>10} {'greedy == plain':>16}"
+    print(
+        f"\nbatch size 1, greedy, {len(PROMPTS)} prompts x {args.new_tokens} new tokens, "
+        f"median of {args.repeats}, 1 CPU thread\n"
+    )
+    header = (
+        f"{'contender':44} {'tok/s':>8} {'accept len':>10} {'x plain':>8} {'x HF peer':>10} {'greedy == plain':>16}"
+    )
     print(header)
     print("-" * len(header))
     for name, r in results.items():
-        peer_ref = hf_lookup if name.startswith("NGRAM") else (hf_assisted if name.startswith("STANDALONE") else peer.get("transformers plain", {}).get("tok_per_s"))
+        peer_ref = (
+            hf_lookup
+            if name.startswith("NGRAM")
+            else (hf_assisted if name.startswith("STANDALONE") else peer.get("transformers plain", {}).get("tok_per_s"))
+        )
         vs_peer = f"{r['tok_per_s'] / peer_ref:.2f}" if peer_ref else "-"
         accept = f"{r['accept_length']:.2f}" if r["accept_length"] else "-"
         same = "yes" if outputs[name] == reference else "NO"
@@ -251,7 +310,10 @@ def main() -> int:
         same = "yes" if r["outputs"] == reference else "NO"
         print(f"{name:44} {r['tok_per_s']:8.1f} {'-':>10} {r['tok_per_s'] / plain:8.2f} {'':>10} {same:>16}")
     if hf_assisted:
-        print(f"\nNB 'x HF peer': STANDALONE rows against the best transformers assisted row, NGRAM rows against prompt lookup, plain against transformers plain.")
+        print(
+            "\nNB 'x HF peer': STANDALONE rows against the best transformers assisted row, "
+            "NGRAM rows against prompt lookup, plain against transformers plain."
+        )
     if not args.no_server:
         print("\nthrough the server (STANDALONE chain k=4, requests queued, one at a time):")
         for concurrency, tps, latency in bench_server_concurrency(pair, args.new_tokens):

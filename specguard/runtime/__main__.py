@@ -81,9 +81,9 @@ def serve(argv: list[str]) -> int:
     import torch
     import uvicorn
 
+    from specguard.runtime.config import load_config
     from specguard.runtime.engine import Engine
     from specguard.runtime.loader import load_model, resolve_dtype
-    from specguard.runtime.config import load_config
     from specguard.runtime.metrics import Metrics
     from specguard.runtime.server import ServerState, build_app
     from specguard.runtime.speculative import Decoder, SpecConfig
@@ -134,7 +134,9 @@ def serve(argv: list[str]) -> int:
     context_length = args.context_length or cfg.max_position_embeddings
     if context_length > cfg.max_position_embeddings:
         logger.warning(
-            "--context-length %d exceeds max_position_embeddings %d of the model", context_length, cfg.max_position_embeddings
+            "--context-length %d exceeds max_position_embeddings %d of the model",
+            context_length,
+            cfg.max_position_embeddings,
         )
     spec = SpecConfig(
         algorithm=args.speculative_algorithm,
@@ -150,7 +152,7 @@ def serve(argv: list[str]) -> int:
     target.setup_cache(context_length + spec.num_draft_tokens + 1)
     if draft is not None:
         draft.setup_cache(context_length + spec.num_steps * spec.topk + 2)
-    decoder = Decoder(target, spec, draft)
+    decoder = Decoder(target, spec, draft, seed=args.random_seed)
     eos = set(cfg.eos_token_ids)
     if tokenizer.eos_token_id is not None:
         eos.add(tokenizer.eos_token_id)
@@ -172,9 +174,9 @@ def serve(argv: list[str]) -> int:
     info = {
         **args.public_dict(),
         "reference_runtime": True,
-        "draft_mode": "standalone" if args.speculative_algorithm == "STANDALONE" else (
-            "ngram" if args.speculative_algorithm == "NGRAM" else None
-        ),
+        "draft_mode": "standalone"
+        if args.speculative_algorithm == "STANDALONE"
+        else ("ngram" if args.speculative_algorithm == "NGRAM" else None),
         "batching": "queued",
         "ignored_flags": list(args.ignored_flags),
     }

@@ -200,7 +200,7 @@ class _RaisingParser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _RaisingParser(
         prog="python -m specguard.runtime",
-        description="specguard's reference runtime: an SGLang-compatible server for speculative decoding on CPU or CUDA",
+        description="specguard's reference runtime: SGLang-compatible speculative decoding on CPU or CUDA",
         allow_abbrev=False,
     )
     p.add_argument("--model-path", "--model", dest="model_path", required=True)
@@ -328,7 +328,10 @@ def resolve_speculative(args: ServerArgs) -> list[str]:
         args.max_running_requests = SPEC_MAX_RUNNING_REQUESTS
         warnings.append(WARN_MAX_RUNNING)
     if algo == "NGRAM":
-        if args.speculative_ngram_min_bfs_breadth < 1 or args.speculative_ngram_max_bfs_breadth < args.speculative_ngram_min_bfs_breadth:
+        if (
+            args.speculative_ngram_min_bfs_breadth < 1
+            or args.speculative_ngram_max_bfs_breadth < args.speculative_ngram_min_bfs_breadth
+        ):
             raise RuntimeInputError(
                 "--speculative-ngram-max-bfs-breadth must be >= --speculative-ngram-min-bfs-breadth >= 1"
             )

@@ -52,9 +52,7 @@ class Metrics:
             self._e2e.observe(seconds)
 
     def render(self) -> str:
-        sched = (
-            f'model_name="{self.model_name}",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"'
-        )
+        sched = f'model_name="{self.model_name}",engine_type="unified",tp_rank="0",pp_rank="0",moe_ep_rank="0"'
         tok = f'model_name="{self.model_name}",engine_type="unified"'
         lines: list[str] = []
 
@@ -65,7 +63,11 @@ class Metrics:
         gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", self.num_queue_reqs)
         gauge("sglang:gen_throughput", "The generation throughput (token/s).", self.gen_throughput)
         gauge("sglang:token_usage", "The token usage.", 0.0)
-        gauge("sglang:spec_accept_length", "The average acceptance length of speculative decoding.", self.spec_accept_length)
+        gauge(
+            "sglang:spec_accept_length",
+            "The average acceptance length of speculative decoding.",
+            self.spec_accept_length,
+        )
         gauge("sglang:spec_accept_rate", "The acceptance rate of speculative decoding.", self.spec_accept_rate)
         gauge("sglang:spec_num_steps", "The active speculative_num_steps.", self.spec_num_steps)
         gauge("sglang:spec_num_draft_tokens", "The active speculative_num_draft_tokens.", self.spec_num_draft_tokens)
@@ -92,7 +94,7 @@ class Metrics:
                 ("sglang:time_to_first_token_seconds", self._ttft),
             ):
                 lines += [f"# HELP {name} Histogram of latency in seconds.", f"# TYPE {name} histogram"]
-                for bound, count in zip(LATENCY_BUCKETS, hist.counts):
+                for bound, count in zip(LATENCY_BUCKETS, hist.counts, strict=True):
                     le = "+Inf" if bound == float("inf") else repr(bound)
                     lines.append(f'{name}_bucket{{{tok},le="{le}"}} {float(count)}')
                 lines.append(f"{name}_sum{{{tok}}} {hist.total}")

@@ -136,7 +136,9 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > MAX_REQUEST_BYTES:
             return error_response(
-                f"request body of {length} bytes exceeds the limit of {MAX_REQUEST_BYTES} bytes", 413, "Payload Too Large"
+                f"request body of {length} bytes exceeds the limit of {MAX_REQUEST_BYTES} bytes",
+                413,
+                "Payload Too Large",
             )
         return await call_next(request)
 
@@ -193,7 +195,9 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
             raise RequestError("either text or input_ids must be given")
         return engine.tokenizer.encode(text)
 
-    def sampling(max_new: int, temperature: float, top_p: float, top_k: int, min_p: float, seed: int | None) -> SamplingParams:
+    def sampling(
+        max_new: int, temperature: float, top_p: float, top_k: int, min_p: float, seed: int | None
+    ) -> SamplingParams:
         return SamplingParams(
             max_new_tokens=max_new, temperature=temperature, top_p=top_p, top_k=top_k, min_p=min_p, seed=seed
         )
@@ -218,7 +222,9 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         if not state.ready:
             return Response(status_code=503)
         inp = GenerateInput(
-            input_ids=[0], sampling=SamplingParams(max_new_tokens=1, temperature=0.0), rid=f"HEALTH_CHECK_{uuid.uuid4().hex}"
+            input_ids=[0],
+            sampling=SamplingParams(max_new_tokens=1, temperature=0.0),
+            rid=f"HEALTH_CHECK_{uuid.uuid4().hex}",
         )
         try:
             await asyncio.wait_for(run_to_end(inp), HEALTH_CHECK_TIMEOUT_S)
@@ -386,9 +392,19 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
             meta = result["meta_info"]
             finish = meta["finish_reason"] or {}
             matched = finish.get("matched") if finish.get("type") == "stop" else None
-            choice: dict[str, Any] = {"index": 0, "logprobs": None, "finish_reason": finish.get("type"), "matched_stop": matched}
+            choice: dict[str, Any] = {
+                "index": 0,
+                "logprobs": None,
+                "finish_reason": finish.get("type"),
+                "matched_stop": matched,
+            }
             if chat:
-                choice["message"] = {"role": "assistant", "content": result["text"], "reasoning_content": None, "tool_calls": None}
+                choice["message"] = {
+                    "role": "assistant",
+                    "content": result["text"],
+                    "reasoning_content": None,
+                    "tool_calls": None,
+                }
             else:
                 choice["text"] = result["text"]
             response: dict[str, Any] = {
@@ -420,9 +436,19 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
                         delta: dict[str, Any] = {"content": delta_text}
                         if first:
                             delta["role"] = "assistant"
-                        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish and finish["type"]}
+                        choice = {
+                            "index": 0,
+                            "delta": delta,
+                            "logprobs": None,
+                            "finish_reason": finish and finish["type"],
+                        }
                     else:
-                        choice = {"index": 0, "text": delta_text, "logprobs": None, "finish_reason": finish and finish["type"]}
+                        choice = {
+                            "index": 0,
+                            "text": delta_text,
+                            "logprobs": None,
+                            "finish_reason": finish and finish["type"],
+                        }
                     if finish and finish.get("type") == "stop":
                         choice["matched_stop"] = finish.get("matched")
                     first = False
@@ -438,10 +464,25 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
                     yield _sse(chunk)
                     if finish and include_usage:
                         yield _sse(
-                            {"id": rid, "object": chunk["object"], "created": created, "model": model_name, "choices": [], "usage": usage(meta)}
+                            {
+                                "id": rid,
+                                "object": chunk["object"],
+                                "created": created,
+                                "model": model_name,
+                                "choices": [],
+                                "usage": usage(meta),
+                            }
                         )
             except RuntimeError as exc:
-                yield _sse({"object": "error", "message": str(exc), "type": "Internal Server Error", "param": None, "code": 500})
+                yield _sse(
+                    {
+                        "object": "error",
+                        "message": str(exc),
+                        "type": "Internal Server Error",
+                        "param": None,
+                        "code": 500,
+                    }
+                )
             yield b"data: [DONE]\n\n"
 
         engine.validate(inp)
@@ -454,7 +495,9 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         prompt = body.prompt
         if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)):
             if len(prompt) != 1:
-                raise RequestError("a list of several prompts is not supported by the reference runtime; send one prompt")
+                raise RequestError(
+                    "a list of several prompts is not supported by the reference runtime; send one prompt"
+                )
             prompt = prompt[0]
         if isinstance(prompt, str):
             ids = engine.tokenizer.encode(prompt)

@@ -21,6 +21,7 @@ Losslessness:
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -102,7 +103,8 @@ def _sample(probs: torch.Tensor, gen: torch.Generator | None) -> int:
 
 
 def _uniform(gen: torch.Generator | None) -> float:
-    return float(torch.rand((), generator=gen).item())
+    device = gen.device if gen is not None else None
+    return float(torch.rand((), generator=gen, device=device).item())
 
 
 class ModelDrafter:
@@ -160,14 +162,14 @@ class ModelDrafter:
         base = len(committed)
         device = self.device
         logp = torch.log_softmax(self._catch_up(committed), dim=-1)
-        top = torch.topk(logp, k)
-        pool_scores = [top.values]
-        pool_tokens = [top.indices]
+        top_values, top_indices = (t.cpu() for t in torch.topk(logp, k))
+        # Tree bookkeeping stays on the host; only the beam's tokens go to the device.
+        pool_scores = [top_values]
+        pool_tokens = [top_indices]
         pool_parents = [torch.full((k,), -1, dtype=torch.long)]
         beam_pool_idx = torch.arange(k)
-        beam_scores = top.values
-        beam_tokens = top.indices
-        slot_of_pool: dict[int, int] = {}
+        beam_scores = top_values
+        beam_tokens = top_indices
         ancestors_of_pool: dict[int, list[int]] = {}
         pool_size = k
         for step in range(1, spec.num_steps):
@@ -177,7 +179,6 @@ class ModelDrafter:
             mask = torch.zeros(k, start + k, dtype=torch.bool, device=device)
             mask[:, :base] = True
             for j, pidx in enumerate(beam_idx):
-                slot_of_pool[pidx] = start + j
                 parent = parents_all[pidx]
                 chain = [start + j, *(ancestors_of_pool.get(parent, []))]
                 ancestors_of_pool[pidx] = chain
@@ -197,10 +198,10 @@ class ModelDrafter:
             beam_tokens = tokens[best]
             pool_size += k * k
         self.valid = base
-        scores = torch.cat([s.cpu() for s in pool_scores])
+        scores = torch.cat(pool_scores)
         order = torch.sort(scores, descending=True, stable=True).indices[: spec.num_draft_tokens - 1]
         chosen = sorted(order.tolist())
-        tokens_all = torch.cat([t.cpu() for t in pool_tokens]).tolist()
+        tokens_all = torch.cat(pool_tokens).tolist()
         parents_all = torch.cat(pool_parents).tolist()
         tree = DraftTree.root_only(committed[-1])
         tree_idx: dict[int, int] = {-1: 0}
@@ -212,8 +213,11 @@ class ModelDrafter:
 class Decoder:
     """Runs one request to completion, round by round, on a target (and a drafter)."""
 
-    def __init__(self, target: CausalLM, spec: SpecConfig, draft: CausalLM | None = None) -> None:
+    def __init__(
+        self, target: CausalLM, spec: SpecConfig, draft: CausalLM | None = None, seed: int | None = None
+    ) -> None:
         self.target = target
+        self._seeds = random.Random(seed)  # seeds requests that bring none (--random-seed)
         self.spec = spec
         self.device = target.device
         self.drafter = ModelDrafter(draft, spec) if draft is not None else None
@@ -237,8 +241,8 @@ class Decoder:
         """Yield the tokens of each round; the caller stops iterating when the request is done."""
         gen = None
         if not params.greedy:
-            gen = torch.Generator(device="cpu")
-            gen.manual_seed(params.seed if params.seed is not None else int(torch.seed() % (2**63)))
+            gen = torch.Generator(device=self.device)
+            gen.manual_seed(params.seed if params.seed is not None else self._seeds.getrandbits(63))
         with torch.inference_mode():
             tokens = torch.tensor(prompt, dtype=torch.long, device=self.device)
             logits = self.target(tokens, torch.arange(len(prompt), device=self.device), 0, last_only=True)[0]

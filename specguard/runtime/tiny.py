@@ -72,8 +72,24 @@ class TinyPair:
     draft: Path
 
 
-_NAMES = ["scale", "shift", "clip", "merge", "split", "parse", "render", "load", "store", "fetch",
-          "count", "apply", "build", "check", "update", "reduce"]
+_NAMES = [
+    "scale",
+    "shift",
+    "clip",
+    "merge",
+    "split",
+    "parse",
+    "render",
+    "load",
+    "store",
+    "fetch",
+    "count",
+    "apply",
+    "build",
+    "check",
+    "update",
+    "reduce",
+]
 _ARGS = ["x", "value", "item", "data", "size", "key", "node", "text"]
 _OPS = ["+", "-", "*", "//", "%"]
 
@@ -202,7 +218,9 @@ def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:
         target = CausalLM(parse_config(target_cfg))
         _init(target)
         opt = torch.optim.AdamW(target.parameters(), lr=recipe.lr, weight_decay=0.0)
-        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=recipe.lr, total_steps=recipe.target_steps, pct_start=0.1)
+        sched = torch.optim.lr_scheduler.OneCycleLR(
+            opt, max_lr=recipe.lr, total_steps=recipe.target_steps, pct_start=0.1
+        )
         loss = torch.tensor(0.0)
         for batch in _batches(data, recipe, recipe.target_steps, recipe.seed + 1):
             logits = target.forward_train(batch[:, :-1])
@@ -218,12 +236,16 @@ def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:
         draft = CausalLM(parse_config(draft_cfg))
         _init(draft)
         opt = torch.optim.AdamW(draft.parameters(), lr=recipe.lr, weight_decay=0.0)
-        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=recipe.lr, total_steps=recipe.draft_steps, pct_start=0.1)
+        sched = torch.optim.lr_scheduler.OneCycleLR(
+            opt, max_lr=recipe.lr, total_steps=recipe.draft_steps, pct_start=0.1
+        )
         for batch in _batches(data, recipe, recipe.draft_steps, recipe.seed + 3):
             with torch.no_grad():
                 teacher = torch.log_softmax(target.forward_train(batch[:, :-1]), dim=-1)
             student = torch.log_softmax(draft.forward_train(batch[:, :-1]), dim=-1)
-            loss = F.kl_div(student.reshape(-1, vocab), teacher.reshape(-1, vocab), log_target=True, reduction="batchmean")
+            loss = F.kl_div(
+                student.reshape(-1, vocab), teacher.reshape(-1, vocab), log_target=True, reduction="batchmean"
+            )
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -282,7 +304,9 @@ def ensure_tiny_pair(cache_dir: Path | None = None, recipe: Recipe = Recipe()) -
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specguard.runtime.tiny", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=None, help="cache root (default $SPECGUARD_CACHE_DIR or ~/.cache/specguard)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="cache root (default $SPECGUARD_CACHE_DIR or ~/.cache/specguard)"
+    )
     args = parser.parse_args(argv)
     pair = ensure_tiny_pair(args.out)
     print(f"target: {pair.target}")

@@ -23,7 +23,9 @@ from specguard.runtime.model import CausalLM
 REPO = Path(__file__).resolve().parents[2]
 
 
-def llama_config(vocab: int = 64, hidden: int = 32, layers: int = 2, heads: int = 4, kv_heads: int = 2, **extra: Any) -> dict:
+def llama_config(
+    vocab: int = 64, hidden: int = 32, layers: int = 2, heads: int = 4, kv_heads: int = 2, **extra: Any
+) -> dict:
     cfg = {
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",

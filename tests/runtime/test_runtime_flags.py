@@ -31,7 +31,12 @@ def test_defaults_follow_sglang():
 def test_standalone_auto_params_and_chain_rule():
     parsed = parse_flags(STANDALONE)
     a = parsed.args
-    assert (a.speculative_algorithm, a.speculative_num_steps, a.speculative_eagle_topk, a.speculative_num_draft_tokens) == (
+    assert (
+        a.speculative_algorithm,
+        a.speculative_num_steps,
+        a.speculative_eagle_topk,
+        a.speculative_num_draft_tokens,
+    ) == (
         "STANDALONE",
         3,
         1,
@@ -39,7 +44,17 @@ def test_standalone_auto_params_and_chain_rule():
     )
     assert a.speculative_draft_model_path == "/d"
     assert WARN_MAX_RUNNING in parsed.warnings and a.max_running_requests == 48
-    parsed = parse_flags([*STANDALONE, "--speculative-num-steps", "5", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3"])
+    parsed = parse_flags(
+        [
+            *STANDALONE,
+            "--speculative-num-steps",
+            "5",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "3",
+        ]
+    )
     assert parsed.args.speculative_num_draft_tokens == 6
     assert WARN_CHAIN_DRAFT_TOKENS in parsed.warnings
 
@@ -54,7 +69,15 @@ def test_ngram_resolution():
 @given(steps=st.integers(1, 6), topk=st.integers(2, 6), extra=st.integers(-3, 3))
 def test_tree_capacity_check(steps, topk, extra):
     ndt = max_draft_tokens(steps, topk) + extra
-    argv = [*STANDALONE, "--speculative-num-steps", str(steps), "--speculative-eagle-topk", str(topk), "--speculative-num-draft-tokens", str(ndt)]
+    argv = [
+        *STANDALONE,
+        "--speculative-num-steps",
+        str(steps),
+        "--speculative-eagle-topk",
+        str(topk),
+        "--speculative-num-draft-tokens",
+        str(ndt),
+    ]
     if 2 <= ndt <= 1 + topk + (steps - 1) * topk * topk:
         assert parse_flags(argv).args.speculative_num_draft_tokens == ndt
     else:
@@ -69,8 +92,24 @@ def test_refused_algorithms_name_sglang(algo):
 
 
 def test_gpu_only_flags_are_ignored_with_a_warning_and_unknown_flags_too():
-    parsed = parse_flags([*BASE, "--cuda-graph-max-bs", "16", "--disable-cuda-graph", "--attention-backend", "fa3", "--brand-new-flag", "x"])
-    assert parsed.args.ignored_flags == ["--cuda-graph-max-bs 16", "--disable-cuda-graph", "--attention-backend fa3", "--brand-new-flag x"]
+    parsed = parse_flags(
+        [
+            *BASE,
+            "--cuda-graph-max-bs",
+            "16",
+            "--disable-cuda-graph",
+            "--attention-backend",
+            "fa3",
+            "--brand-new-flag",
+            "x",
+        ]
+    )
+    assert parsed.args.ignored_flags == [
+        "--cuda-graph-max-bs 16",
+        "--disable-cuda-graph",
+        "--attention-backend fa3",
+        "--brand-new-flag x",
+    ]
     assert sum("GPU-only" in w for w in parsed.warnings) == 3
     assert any("--brand-new-flag x: unknown flag" in w for w in parsed.warnings)
     assert "--mem-fraction-static" in GPU_ONLY_IGNORED_FLAGS
@@ -84,8 +123,28 @@ def test_gpu_only_flags_are_ignored_with_a_warning_and_unknown_flags_too():
         (["--quantization", "fp8"], "--quantization fp8"),
         (["--kv-cache-dtype", "fp8_e5m2"], "--kv-cache-dtype"),
         (["--speculative-algorithm", "STANDALONE"], "needs --speculative-draft-model-path"),
-        (["--speculative-algorithm", "STANDALONE", "--speculative-draft-model", "/d", "--speculative-accept-threshold-single", "0.5"], "lossy"),
-        (["--speculative-algorithm", "STANDALONE", "--speculative-draft-model", "/d", "--speculative-eagle-topk", "4"], "need --speculative-num-steps"),
+        (
+            [
+                "--speculative-algorithm",
+                "STANDALONE",
+                "--speculative-draft-model",
+                "/d",
+                "--speculative-accept-threshold-single",
+                "0.5",
+            ],
+            "lossy",
+        ),
+        (
+            [
+                "--speculative-algorithm",
+                "STANDALONE",
+                "--speculative-draft-model",
+                "/d",
+                "--speculative-eagle-topk",
+                "4",
+            ],
+            "need --speculative-num-steps",
+        ),
         (["--port", "abc"], "bad flag"),
     ],
 )

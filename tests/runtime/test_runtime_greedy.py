@@ -23,7 +23,9 @@ CONFIGS = {
     "standalone-tree": SpecConfig("STANDALONE", num_steps=3, topk=2, num_draft_tokens=6),
     "standalone-wide-tree": SpecConfig("STANDALONE", num_steps=4, topk=4, num_draft_tokens=16),
     "ngram-bfs": SpecConfig("NGRAM", num_steps=1, topk=10, num_draft_tokens=12),
-    "ngram-prob": SpecConfig("NGRAM", num_steps=2, topk=4, num_draft_tokens=8, ngram_max_bfs_breadth=4, ngram_match_type="PROB"),
+    "ngram-prob": SpecConfig(
+        "NGRAM", num_steps=2, topk=4, num_draft_tokens=8, ngram_max_bfs_breadth=4, ngram_match_type="PROB"
+    ),
 }
 
 

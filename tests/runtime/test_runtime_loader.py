@@ -153,7 +153,7 @@ def test_llama3_rope_scaling():
     )
     base = [1.0 / (500000.0 ** (i / 64)) for i in range(0, 64, 2)]
     scaled = rope_inv_freq(cfg)
-    for f, s in zip(base, scaled):
+    for f, s in zip(base, scaled, strict=True):
         wavelen = 2 * math.pi / f
         if wavelen < 8192 / 4:
             assert s == f
@@ -161,7 +161,7 @@ def test_llama3_rope_scaling():
             assert s == pytest.approx(f / 8)
         else:
             assert f / 8 < s < f
-    assert any(f / 8 < s < f for f, s in zip(base, scaled))
+    assert any(f / 8 < s < f for f, s in zip(base, scaled, strict=True))
 
 
 def test_dtype_flag_and_config_dtype(tmp_path):

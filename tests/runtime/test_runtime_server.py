@@ -23,16 +23,25 @@ NDT = 5
 def server(tiny_pair):
     srv = Server(
         [
-            "--model-path", str(tiny_pair.target),
-            "--speculative-algorithm", "STANDALONE",
-            "--speculative-draft-model-path", str(tiny_pair.draft),
-            "--speculative-num-steps", "4",
-            "--speculative-eagle-topk", "1",
-            "--decode-log-interval", "4",
+            "--model-path",
+            str(tiny_pair.target),
+            "--speculative-algorithm",
+            "STANDALONE",
+            "--speculative-draft-model-path",
+            str(tiny_pair.draft),
+            "--speculative-num-steps",
+            "4",
+            "--speculative-eagle-topk",
+            "1",
+            "--decode-log-interval",
+            "4",
             "--enable-metrics",
-            "--cuda-graph-max-bs", "8",
-            "--served-model-name", "tiny",
-            "--context-length", "256",
+            "--cuda-graph-max-bs",
+            "8",
+            "--served-model-name",
+            "tiny",
+            "--context-length",
+            "256",
         ]
     )
     try:
@@ -82,7 +91,11 @@ def test_liveness_and_info(server):
         assert models["data"][0]["id"] == "tiny" and models["data"][0]["owned_by"] == "sglang"
         sinfo = c.get("/server_info").json()
         assert sinfo["status"] == "ready" and sinfo["host"] == "127.0.0.1"
-        assert (sinfo["speculative_algorithm"], sinfo["speculative_num_steps"], sinfo["speculative_eagle_topk"]) == ("STANDALONE", 4, 1)
+        assert (sinfo["speculative_algorithm"], sinfo["speculative_num_steps"], sinfo["speculative_eagle_topk"]) == (
+            "STANDALONE",
+            4,
+            1,
+        )
         assert sinfo["speculative_num_draft_tokens"] == NDT
         assert sinfo["batching"] == "queued" and sinfo["reference_runtime"] is True
         assert sinfo["ignored_flags"] == ["--cuda-graph-max-bs 8"]
@@ -101,7 +114,9 @@ def test_generate_is_lossless_and_accounting_holds(server, plain_greedy):
             v = meta["spec_verify_ct"]
             assert meta["spec_accept_length"] == pytest.approx(meta["completion_tokens"] / v)
             assert meta["spec_num_proposed_drafts"] == v * (NDT - 1)
-            assert meta["spec_accept_rate"] == pytest.approx(meta["spec_num_correct_drafts"] / meta["spec_num_proposed_drafts"])
+            assert meta["spec_accept_rate"] == pytest.approx(
+                meta["spec_num_correct_drafts"] / meta["spec_num_proposed_drafts"]
+            )
             hist = meta["spec_correct_drafts_histogram"]
             assert sum(hist) == v and sum(i * h for i, h in enumerate(hist)) == meta["spec_num_correct_drafts"]
             assert meta["spec_accept_length"] > 1.5
@@ -129,20 +144,29 @@ def test_streaming_generate_is_cumulative(server):
             assert resp.status_code == 200
             for line in resp.iter_lines():
                 if line.startswith("data: "):
-                    chunks.append(line[len("data: "):])
+                    chunks.append(line[len("data: ") :])
         assert chunks[-1] == "[DONE]"
         payloads = [json.loads(x) for x in chunks[:-1]]
         assert len(payloads) > 1
         counts = [p["meta_info"]["completion_tokens"] for p in payloads]
         assert counts == sorted(counts)
-        assert all(b["text"].startswith(a["text"]) for a, b in zip(payloads, payloads[1:]))
+        assert all(b["text"].startswith(a["text"]) for a, b in zip(payloads, payloads[1:], strict=False))
         assert payloads[-1]["text"] == expected["text"] and payloads[-1]["output_ids"] == expected["output_ids"]
 
 
 def test_openai_routes(server):
     with server.client() as c:
         native = generate(c, PROMPTS[2], 20)
-        resp = c.post("/v1/completions", json={"model": "tiny", "prompt": PROMPTS[2], "max_tokens": 20, "temperature": 0, "return_spec_tokens_details": True})
+        resp = c.post(
+            "/v1/completions",
+            json={
+                "model": "tiny",
+                "prompt": PROMPTS[2],
+                "max_tokens": 20,
+                "temperature": 0,
+                "return_spec_tokens_details": True,
+            },
+        )
         assert resp.status_code == 200, resp.text
         body = resp.json()
         assert body["object"] == "text_completion" and body["choices"][0]["text"] == native["text"]
@@ -152,10 +176,17 @@ def test_openai_routes(server):
         details = body["sglext"]["spec_tokens_details"]
         assert details["spec_accept_length"] == pytest.approx(20 / details["spec_verify_ct"])
         assert "sglext" not in c.post("/v1/completions", json={"prompt": PROMPTS[2], "max_tokens": 4}).json()
-        assert c.post("/v1/completions", json={"prompt": PROMPTS[2], "temperature": 0}).json()["usage"]["completion_tokens"] == 16
+        assert (
+            c.post("/v1/completions", json={"prompt": PROMPTS[2], "temperature": 0}).json()["usage"][
+                "completion_tokens"
+            ]
+            == 16
+        )
 
         messages = [{"role": "user", "content": "List 3 countries and their capitals."}]
-        chat = c.post("/v1/chat/completions", json={"model": "tiny", "messages": messages, "temperature": 0, "max_tokens": 24})
+        chat = c.post(
+            "/v1/chat/completions", json={"model": "tiny", "messages": messages, "temperature": 0, "max_tokens": 24}
+        )
         assert chat.status_code == 200, chat.text
         chat_body = chat.json()
         assert chat_body["object"] == "chat.completion"
@@ -164,7 +195,11 @@ def test_openai_routes(server):
         assert chat_body["usage"]["completion_tokens"] == 24
 
         pieces = []
-        with c.stream("POST", "/v1/chat/completions", json={"messages": messages, "temperature": 0, "max_tokens": 24, "stream": True}) as resp:
+        with c.stream(
+            "POST",
+            "/v1/chat/completions",
+            json={"messages": messages, "temperature": 0, "max_tokens": 24, "stream": True},
+        ) as resp:
             for line in resp.iter_lines():
                 if line.startswith("data: ") and line != "data: [DONE]":
                     chunk = json.loads(line[6:])
@@ -173,7 +208,9 @@ def test_openai_routes(server):
         assert "".join(pieces) == content
 
         text = []
-        with c.stream("POST", "/v1/completions", json={"prompt": PROMPTS[2], "max_tokens": 20, "temperature": 0, "stream": True}) as resp:
+        with c.stream(
+            "POST", "/v1/completions", json={"prompt": PROMPTS[2], "max_tokens": 20, "temperature": 0, "stream": True}
+        ) as resp:
             lines = [line for line in resp.iter_lines() if line.startswith("data: ")]
         assert lines[-1] == "data: [DONE]"
         text = [json.loads(line[6:])["choices"][0]["text"] for line in lines[:-1]]
@@ -194,7 +231,12 @@ def test_bad_requests_get_clear_errors_and_the_server_keeps_serving(server):
         for resp in cases:
             assert resp.status_code == 400, resp.text
             body = resp.json()
-            assert body["object"] == "error" and body["type"] == "Bad Request" and body["code"] == 400 and body["param"] is None
+            assert (
+                body["object"] == "error"
+                and body["type"] == "Bad Request"
+                and body["code"] == 400
+                and body["param"] is None
+            )
             assert body["message"]
         assert "context length" in cases[4].json()["message"]
         huge = c.post("/v1/completions", json={"prompt": "x" * (2 << 20)})
@@ -206,7 +248,7 @@ def test_bad_requests_get_clear_errors_and_the_server_keeps_serving(server):
 def test_concurrent_requests_are_queued_and_correct(server, plain_greedy):
     with server.client() as c, ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda p: generate(c, p, 32, ignore_eos=True), PROMPTS * 2))
-    for prompt, result in zip(PROMPTS * 2, results):
+    for prompt, result in zip(PROMPTS * 2, results, strict=True):
         assert result["output_ids"] == plain_greedy(prompt, 32)
 
 
@@ -219,9 +261,17 @@ def test_server_wide_accept_length_metrics_and_log_lines(server):
         assert state["last_gen_throughput"] > 0
         metrics = c.get("/metrics").text
     for name in [
-        "sglang:spec_accept_length", "sglang:spec_accept_rate", "sglang:spec_num_steps", "sglang:spec_num_draft_tokens",
-        "sglang:spec_verify_calls_total", "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:gen_throughput",
-        "sglang:prompt_tokens_total", "sglang:generation_tokens_total", "sglang:e2e_request_latency_seconds_bucket",
+        "sglang:spec_accept_length",
+        "sglang:spec_accept_rate",
+        "sglang:spec_num_steps",
+        "sglang:spec_num_draft_tokens",
+        "sglang:spec_verify_calls_total",
+        "sglang:num_running_reqs",
+        "sglang:num_queue_reqs",
+        "sglang:gen_throughput",
+        "sglang:prompt_tokens_total",
+        "sglang:generation_tokens_total",
+        "sglang:e2e_request_latency_seconds_bucket",
         "sglang:time_to_first_token_seconds_count",
     ]:
         assert f"{name}{{" in metrics, name
@@ -237,7 +287,16 @@ def test_server_wide_accept_length_metrics_and_log_lines(server):
 
 def test_ngram_server_with_api_key(tiny_pair, plain_greedy):
     srv = Server(
-        ["--model-path", str(tiny_pair.target), "--speculative-algorithm", "NGRAM", "--api-key", "sekret", "--decode-log-interval", "4"],
+        [
+            "--model-path",
+            str(tiny_pair.target),
+            "--speculative-algorithm",
+            "NGRAM",
+            "--api-key",
+            "sekret",
+            "--decode-log-interval",
+            "4",
+        ],
         api_key="sekret",
     )
     try:
@@ -260,17 +319,35 @@ def test_ngram_server_with_api_key(tiny_pair, plain_greedy):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "specguard.runtime", *args], capture_output=True, text=True, cwd=REPO, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "specguard.runtime", *args], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
 
 
 def test_cli_refusals_are_one_clear_line(tiny_pair, tmp_path):
     other_vocab = llama_config(vocab=64)
     small = write_checkpoint(tmp_path / "draft64", other_vocab, random_model(other_vocab))
-    partial = write_checkpoint(tmp_path / "partial", other_vocab, random_model(other_vocab), drop=("model.norm.weight",))
+    partial = write_checkpoint(
+        tmp_path / "partial", other_vocab, random_model(other_vocab), drop=("model.norm.weight",)
+    )
     cases = {
-        "EAGLE3 is not supported": ["--model-path", str(tiny_pair.target), "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(tiny_pair.draft)],
+        "EAGLE3 is not supported": [
+            "--model-path",
+            str(tiny_pair.target),
+            "--speculative-algorithm",
+            "EAGLE3",
+            "--speculative-draft-model-path",
+            str(tiny_pair.draft),
+        ],
         "does not exist": ["--model-path", str(tmp_path / "missing")],
-        "draft vocabulary differs": ["--model-path", str(tiny_pair.target), "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", str(small)],
+        "draft vocabulary differs": [
+            "--model-path",
+            str(tiny_pair.target),
+            "--speculative-algorithm",
+            "STANDALONE",
+            "--speculative-draft-model-path",
+            str(small),
+        ],
         "'model.norm.weight' is missing": ["--model-path", str(partial), "--tokenizer-path", str(tiny_pair.target)],
         "--tp-size 2": ["--model-path", str(tiny_pair.target), "--tp-size", "2"],
     }

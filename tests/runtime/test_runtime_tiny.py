@@ -51,7 +51,13 @@ def test_two_processes_building_at_once_both_get_the_pair(tmp_path):
         "p = ensure_tiny_pair(Path(sys.argv[1]), r); print(json.dumps([str(p.target), str(p.draft)]))"
     )
     procs = [
-        subprocess.Popen([sys.executable, "-c", child, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+        subprocess.Popen(
+            [sys.executable, "-c", child, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
         for _ in range(2)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]
@@ -68,7 +74,10 @@ def test_cli_prints_both_paths(tiny_pair):
     """Pointed at the session's cache root, the CLI finds the built pair and prints its paths."""
     result = subprocess.run(
         [sys.executable, "-m", "specguard.runtime.tiny", "--out", str(tiny_pair.target.parent.parent)],
-        capture_output=True, text=True, cwd=REPO, timeout=60,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [f"target: {tiny_pair.target}", f"draft: {tiny_pair.draft}"]
