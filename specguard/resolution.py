@@ -105,16 +105,18 @@ def auto_params(algorithm: str, target: ModelFacts | None) -> SpecParams | None:
 
 def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | None, env: Environment) -> Resolution:
     raw_algorithm = spec.get("speculative_algorithm")
-    algorithm = canonical_algorithm(raw_algorithm)
-    if algorithm is None:
+    if raw_algorithm is None:
         return Resolution()
+    if spec.dialect is Dialect.SGL_JAX:
+        return _predict_sgl_jax(spec)
+    algorithm = canonical_algorithm(raw_algorithm)
     steps = spec.get("speculative_num_steps")
     topk = spec.get("speculative_eagle_topk")
     draft_tokens = spec.get("speculative_num_draft_tokens")
     set_by: dict[str, str] = {}
     values: dict[str, Any] = {"algorithm": algorithm}
     if algorithm != raw_algorithm:
-        set_by["algorithm"] = "NEXTN is an alias of EAGLE"
+        set_by["algorithm"] = "NEXTN is an alias of EAGLE" if raw_algorithm.upper() == "NEXTN" else "upper-cased"
 
     draft_path = spec.get("speculative_draft_model_path")
     if (
@@ -213,6 +215,41 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
     if max_bs is not None and spec.get("cuda_graph_max_bs_decode") is None and spec.get("cuda_graph_max_bs") is None:
         set_by["cuda_graph_max_bs"] = "decode CUDA-graph default for the GPU memory (lowered only by a max running requests you set)"
     values["cuda_graph_max_bs"] = max_bs
+    return Resolution(**values, set_by=set_by)
+
+
+# sgl-jax (sgl-project/sglang-jax HEAD cddbf6f1, python/sgl_jax/srt/server_args.py; design
+# dialects.md section 2): plain field defaults, no choice by architecture, no topk-1 rewrite,
+# NEXTN kept as its own name, attention backend "fa". It raises on the overlap scheduler
+# instead of turning it off (JX002), and its max-running-requests default is not read here.
+SGL_JAX_DEFAULT_PARAMS = SpecParams(num_steps=4, eagle_topk=5, num_draft_tokens=4)
+SGL_JAX_DEFAULT_ATTENTION_BACKEND = "fa"
+
+
+def _predict_sgl_jax(spec: LaunchSpec) -> Resolution:
+    set_by: dict[str, str] = {}
+    values: dict[str, Any] = {"algorithm": spec.get("speculative_algorithm").upper()}
+    defaults = SGL_JAX_DEFAULT_PARAMS.model_dump()
+    for field, dest in (
+        ("num_steps", "speculative_num_steps"),
+        ("eagle_topk", "speculative_eagle_topk"),
+        ("num_draft_tokens", "speculative_num_draft_tokens"),
+    ):
+        value = spec.get(dest)
+        if value is None:
+            value = defaults[field]
+            set_by[field] = "sgl-jax default"
+        values[field] = value
+    values["draft_model_path"] = spec.get("speculative_draft_model_path")
+    values["max_running_requests"] = spec.get("max_running_requests")
+    values["enable_mixed_chunk"] = spec.get("enable_mixed_chunk")
+    values["disable_overlap_schedule"] = spec.get("disable_overlap_schedule")
+    backend = spec.get("attention_backend")
+    if backend is None:
+        backend = SGL_JAX_DEFAULT_ATTENTION_BACKEND
+        set_by["attention_backend"] = "sgl-jax default"
+    values["attention_backend"] = backend
+    values["page_size"] = spec.get("page_size") or 1
     return Resolution(**values, set_by=set_by)
 
 

@@ -1,0 +1,156 @@
+"""``specguard.resolution.predict``: the values SGLang will run with, on both sides of each
+version boundary it knows. The differential suite checks 0.5.23 against SGLang itself; these
+pin the rest without SGLang."""
+
+from __future__ import annotations
+
+import pytest
+
+from specguard.models import Dialect
+from specguard.rules.base import Example
+
+LLAMA = {"architectures": ("LlamaForCausalLM",)}
+DEEPSEEK = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
+T = ("--model-path", "t", "--device", "cuda")
+EAGLE = (*T, "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d")
+
+
+def resolve(argv, *, target=LLAMA, draft=None, gpu="H100", version="0.5.23", env=None, dialect=Dialect.SGLANG):
+    return Example(argv=argv, target=target, draft=draft, gpu=gpu, sglang_version=version, env=env or {},
+                   dialect=dialect).context().resolution
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [("0.5.4", "flashinfer"), ("0.5.5", "fa3"), ("0.5.23", "fa3")],
+)
+def test_default_backend_picked_before_spec_from_0_5_5(version, expected):
+    # Llama auto-chooses topk 4. Before 0.5.5 the default saw that topk (a tree: flashinfer);
+    # from 0.5.5 it is chosen before, from the typed topk (none: fa3).
+    resolution = resolve(EAGLE, version=version)
+    assert resolution.eagle_topk == 4
+    assert resolution.attention_backend == expected
+    assert "attention_backend" in resolution.set_by
+
+
+@pytest.mark.parametrize(
+    ("version", "topk", "page", "expected"),
+    [
+        ("0.5.6", "1", None, "flashinfer"),
+        ("0.5.7", "1", None, "trtllm_mha"),
+        ("0.5.23", "1", None, "trtllm_mha"),
+        ("0.5.23", "1", "16", "flashinfer"),  # topk 1 only counts with page size 1
+        ("0.5.23", None, None, "flashinfer"),  # no typed topk: not trtllm_mha
+        ("0.5.23", "4", None, "flashinfer"),
+    ],
+)
+def test_default_backend_on_b200(version, topk, page, expected):
+    argv = EAGLE + (("--speculative-num-steps", "3", "--speculative-eagle-topk", topk, "--speculative-num-draft-tokens", "4") if topk else ())
+    argv += ("--page-size", page) if page else ()
+    assert resolve(argv, gpu="B200", version=version).attention_backend == expected
+
+
+def test_default_backend_mla_targets():
+    mtp = (*T, "--speculative-algorithm", "EAGLE")
+    assert resolve(mtp, target=DEEPSEEK, gpu="H100").attention_backend == "fa3"
+    b200 = resolve(mtp, target=DEEPSEEK, gpu="B200")
+    assert (b200.attention_backend, b200.page_size) == ("trtllm_mla", 64)
+    assert resolve(mtp, target=DEEPSEEK, gpu="A100").attention_backend == "triton"
+
+
+def test_unknown_gpu_predicts_no_backend():
+    resolution = resolve(EAGLE, gpu=None)
+    assert resolution.attention_backend is None
+    assert resolution.cuda_graph_max_bs is None
+    assert "attention_backend" not in resolution.set_by
+
+
+def test_typed_backend_is_kept():
+    assert resolve((*EAGLE, "--attention-backend", "triton")).attention_backend == "triton"
+
+
+@pytest.mark.parametrize(
+    ("extra", "gpu", "page"),
+    [
+        (("--attention-backend", "trtllm_mha"), "B200", 64),
+        (("--attention-backend", "trtllm_mha", "--page-size", "32"), "B200", 32),
+        (("--speculative-draft-attention-backend", "trtllm_mha"), "A100", 64),
+        (("--attention-backend", "fa4"), "B200", 128),  # typed topk unset counts as 0
+        (("--attention-backend", "fa4", "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+          "--speculative-num-draft-tokens", "8"), "B200", 1),
+        (("--attention-backend", "fa4"), "H100", 1),  # only on SM100
+    ],
+)
+def test_page_size_forced_by_backend(extra, gpu, page):
+    assert resolve((*EAGLE, *extra), gpu=gpu).page_size == page
+
+
+@pytest.mark.parametrize(
+    ("extra", "gpu", "expected"),
+    [
+        ((), "H100", 256),
+        (("--tp-size", "4"), "H100", 512),
+        ((), "B200", 512),
+        ((), "A100-40GB", 32),
+        (("--max-running-requests", "16"), "H100", 16),  # a user-set limit lowers it
+        (("--cuda-graph-max-bs-decode", "8"), "H100", 8),
+        (("--cuda-graph-bs-decode", "1", "2", "24"), "H100", 24),
+    ],
+)
+def test_cuda_graph_max_bs(extra, gpu, expected):
+    resolution = resolve((*EAGLE, *extra), gpu=gpu)
+    assert resolution.cuda_graph_max_bs == expected
+    # The automatic 48 comes later in SGLang's pipeline and does not lower it.
+    if "--max-running-requests" not in extra:
+        assert resolution.max_running_requests == 48
+
+
+@pytest.mark.parametrize(
+    ("extra", "gpu", "expected"),
+    [
+        ((), "A100", "flashinfer"),  # the target's backend
+        (("--attention-backend", "triton"), "A100", "triton"),
+        (("--speculative-draft-attention-backend", "trtllm_mha"), "A100", "flashinfer"),
+        (("--speculative-draft-attention-backend", "trtllm_mha"), "B200", "fa4"),
+        (("--attention-backend", "torch_native"), "A100", "flashinfer"),  # not a draft choice
+    ],
+)
+def test_dflash_draft_backend(extra, gpu, expected):
+    argv = (*T, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d", *extra)
+    resolution = resolve(argv, draft={"architectures": ("DFlashDraftModel",), "block_size": 16}, gpu=gpu)
+    assert resolution.draft_attention_backend == expected
+    assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == (1, 1, 16)
+
+
+def test_eagle_draft_backend_is_left_as_given():
+    assert resolve(EAGLE).draft_attention_backend is None
+    assert resolve((*EAGLE, "--speculative-draft-attention-backend", "fa3")).draft_attention_backend == "fa3"
+
+
+@pytest.mark.parametrize("algorithm", ["EAGLE", "EAGLE3", "NEXTN", "STANDALONE"])
+def test_mtp_target_fills_the_draft_path(algorithm):
+    resolution = resolve((*T, "--speculative-algorithm", algorithm), target=DEEPSEEK)
+    assert resolution.draft_model_path == "t"
+
+
+def test_qwen4_exp_is_an_mtp_target():
+    resolution = resolve((*T, "--speculative-algorithm", "NEXTN"), target={"architectures": ("Qwen4ExpForConditionalGeneration",)})
+    assert resolution.draft_model_path == "t"
+
+
+def test_lowercase_algorithm_is_upper_cased():
+    resolution = resolve((*T, "--speculative-algorithm", "eagle3", "--speculative-draft-model-path", "d"))
+    assert resolution.algorithm == "EAGLE3"
+    assert resolve((*T, "--speculative-algorithm", "nextn")).set_by["algorithm"] == "NEXTN is an alias of EAGLE"
+
+
+def test_sgl_jax_defaults_and_no_topk_one_rewrite():
+    qwen = ("--model-path", "Qwen/Qwen3-32B", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d")
+    resolution = resolve(qwen, gpu="TPU-v6e", dialect=Dialect.SGL_JAX, target={"architectures": ("Qwen3ForCausalLM",)})
+    assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == (4, 5, 4)
+    assert resolution.attention_backend == "fa"
+    chain = resolve((*qwen, "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "8"),
+                    gpu="TPU-v6e", dialect=Dialect.SGL_JAX)
+    assert chain.num_draft_tokens == 8
+    nextn = resolve(("--model-path", "m", "--speculative-algorithm", "NEXTN"), gpu="TPU-v6e", dialect=Dialect.SGL_JAX)
+    assert nextn.algorithm == "NEXTN"
