@@ -67,6 +67,7 @@ PAIRS: dict[str, tuple[str, str | None, str]] = {
     "llama31-ngram": ("llama31-8b-bf16", None, "NGRAM"),
     "qwen2.5-ngram": ("qwen2.5-7b-bf16", None, "NGRAM"),
 }
+LARGE_TARGETS = frozenset({"qwen3-235b-a22b", "deepseek-v3", "deepseek-r1"})
 ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH", "eagle", "eagle3", "nextn", "ngram", "standalone", "dflash")
 BACKENDS = ("fa3", "flashinfer", "triton", "trtllm_mha", "fa4", "flex_attention", "torch_native")
 DRAFT_BACKENDS = ("fa3", "flashinfer", "triton", "trtllm_mha", "fa4")
@@ -161,6 +162,8 @@ def generate(n: int, seed: int = 20261122) -> list[Case]:
             add("--enable-dp-attention", True)
         elif parallel < 0.3:
             add("--tp-size", rng.choice((1, 2, 4, 8)))
+        if target in LARGE_TARGETS and "--tp-size" not in argv and rng.random() < 0.75:
+            add("--tp-size", 8)  # so that most of them fit the GPUs (MM001) and their fixes can be checked
         add("--pp-size", _maybe(rng, 0.05, (2,)))
         add("--max-running-requests", _maybe(rng, 0.25, (8, 16, 32, 64, 128)))
         add("--cuda-graph-max-bs-decode", _maybe(rng, 0.1, (8, 32, 64, 160)))

@@ -62,16 +62,18 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         )
         return
     if steps is not None and topk is None:
+        # Steps below 1 are raised to 1 here too, so this fix and SP005's agree on every flag.
+        chain_steps = max(steps, 1)
+        values = {"speculative_eagle_topk": 1, "speculative_num_draft_tokens": chain_steps + 1}
+        if chain_steps != steps:
+            values["speculative_num_steps"] = chain_steps
         yield RULE.finding(
             f"{steps_flag} {steps} without {topk_flag}: SGLang crashes during argument resolution with "
             "\"TypeError: '>' not supported between instances of 'NoneType' and 'int'\". "
-            f"Set {topk_flag} (1 for a chain, then {tokens_flag} {steps + 1})",
+            f"Set {topk_flag} (1 for a chain, then {tokens_flag} {chain_steps + 1})",
             flags=("--speculative-num-steps", "--speculative-eagle-topk"),
             fix=set_flags(
-                f"set {topk_flag} 1 and {tokens_flag} {steps + 1}",
-                Applicability.UNSAFE,
-                speculative_eagle_topk=1,
-                speculative_num_draft_tokens=steps + 1,
+                f"set {topk_flag} 1 and {tokens_flag} {chain_steps + 1}", Applicability.UNSAFE, **values
             ),
         )
         return
