@@ -78,7 +78,7 @@ class Attention(nn.Module):
         start: int,
         bias: torch.Tensor | None,
     ) -> torch.Tensor:
-        """Attention for ``T`` new tokens; ``bias`` is an additive ``[group*T, start+T]`` mask."""
+        """Attention for ``T`` new tokens; ``bias`` is an additive ``[T, start+T]`` mask."""
         t = x.shape[0]
         hd, n_heads, n_kv = self.head_dim, self.n_heads, self.n_kv
         group = n_heads // n_kv
@@ -101,10 +101,9 @@ class Attention(nn.Module):
         # Query heads h use KV head h // group (Hugging Face's repeat_kv): fold the group into
         # the row dimension so one bmm per KV head serves all its query heads.
         q = q.reshape(t, n_kv, group, hd).permute(1, 2, 0, 3).reshape(n_kv, group * t, hd)
-        if bias is None:
-            scores = torch.bmm(q, k_cache[:, :end].transpose(1, 2)).mul_(hd**-0.5)
-        else:
-            scores = torch.baddbmm(bias, q, k_cache[:, :end].transpose(1, 2), alpha=hd**-0.5)
+        scores = torch.bmm(q, k_cache[:, :end].transpose(1, 2)).mul_(hd**-0.5)
+        if bias is not None:  # [T, end], broadcast over KV heads and their query groups
+            scores = scores.view(n_kv, group, t, end).add_(bias).view(n_kv, group * t, end)
         out = torch.bmm(torch.softmax(scores, dim=-1), v_cache[:, :end])
         out = out.view(n_kv, group, t, hd).permute(2, 0, 1, 3).reshape(t, n_heads * hd)
         return F.linear(out, self.o_proj.weight)
@@ -254,10 +253,7 @@ class CausalLM(nn.Module):
             mask = causal_mask(start, t, self.device)
         bias = None
         if mask is not None:
-            group = self.config.num_attention_heads // self.config.num_key_value_heads
             bias = torch.zeros(mask.shape, dtype=self.dtype, device=self.device).masked_fill_(~mask, float("-inf"))
-            if group > 1:
-                bias = bias.repeat(group, 1)
         cos = self._cos[positions].unsqueeze(1)
         sin = self._sin[positions].unsqueeze(1)
         x = F.embedding(tokens, self.model.embed_tokens.weight)

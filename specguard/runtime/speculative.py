@@ -166,23 +166,23 @@ class ModelDrafter:
         # Tree bookkeeping stays on the host; only the beam's tokens go to the device.
         pool_scores = [top_values]
         pool_tokens = [top_indices]
-        pool_parents = [torch.full((k,), -1, dtype=torch.long)]
         beam_pool_idx = torch.arange(k)
         beam_scores = top_values
         beam_tokens = top_indices
         ancestors_of_pool: dict[int, list[int]] = {}
         pool_size = k
+        parents_all: list[int] = [-1] * k
         for step in range(1, spec.num_steps):
             start = base + (step - 1) * k
-            beam_idx = beam_pool_idx.tolist()
-            parents_all = torch.cat(pool_parents).tolist()
-            mask = torch.zeros(k, start + k, dtype=torch.bool, device=device)
-            mask[:, :base] = True
-            for j, pidx in enumerate(beam_idx):
-                parent = parents_all[pidx]
-                chain = [start + j, *(ancestors_of_pool.get(parent, []))]
+            # Each beam node sees the committed prefix, its ancestors' scratch slots and itself.
+            scratch = [[False] * (step * k) for _ in range(k)]
+            for j, pidx in enumerate(beam_pool_idx.tolist()):
+                chain = [start - base + j, *ancestors_of_pool.get(parents_all[pidx], [])]
                 ancestors_of_pool[pidx] = chain
-                mask[j, chain] = True
+                for slot in chain:
+                    scratch[j][slot] = True
+            mask = torch.ones(k, start + k, dtype=torch.bool, device=device)
+            mask[:, base:] = torch.tensor(scratch, dtype=torch.bool, device=device)
             positions = torch.full((k,), base - 1 + step, dtype=torch.long, device=device)
             logits = self.model(beam_tokens.to(device), positions, start, mask)
             child = torch.topk(torch.log_softmax(logits, dim=-1), k, dim=-1)
@@ -191,7 +191,7 @@ class ModelDrafter:
             parents = beam_pool_idx.repeat_interleave(k)
             pool_scores.append(scores)
             pool_tokens.append(tokens)
-            pool_parents.append(parents)
+            parents_all += parents.tolist()
             best = torch.topk(scores, k).indices
             beam_pool_idx = pool_size + best
             beam_scores = scores[best]
@@ -202,7 +202,6 @@ class ModelDrafter:
         order = torch.sort(scores, descending=True, stable=True).indices[: spec.num_draft_tokens - 1]
         chosen = sorted(order.tolist())
         tokens_all = torch.cat(pool_tokens).tolist()
-        parents_all = torch.cat(pool_parents).tolist()
         tree = DraftTree.root_only(committed[-1])
         tree_idx: dict[int, int] = {-1: 0}
         for pidx in chosen:
