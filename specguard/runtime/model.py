@@ -25,10 +25,9 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # Written out rather than F.rms_norm: on CPU the composite op costs several times more
-        # per call, and a tiny model's decode step is almost all per-op overhead.
         if x.dtype == torch.float32:
-            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+            return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+        # Half precision: normalise in float32 as Hugging Face does, then scale in x's dtype.
         xf = x.float()
         return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
 
@@ -177,7 +176,6 @@ class CausalLM(nn.Module):
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         self.max_len = 0
-        self.positions = torch.arange(0)
         self._cos: torch.Tensor | None = None
         self._sin: torch.Tensor | None = None
 
@@ -205,11 +203,11 @@ class CausalLM(nn.Module):
             layer.self_attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
             layer.self_attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
         inv_freq = torch.tensor(rope_inv_freq(cfg), dtype=torch.float32, device=self.device)
-        self.positions = torch.arange(max_len, device=self.device)
-        freqs = torch.outer(self.positions.float(), inv_freq)
+        positions = torch.arange(max_len, dtype=torch.float32, device=self.device)
+        freqs = torch.outer(positions, inv_freq)
         emb = torch.cat([freqs, freqs], dim=-1)
-        self._cos = emb.cos().to(self.dtype)
-        self._sin = emb.sin().to(self.dtype)
+        self._cos = emb.cos().to(self.dtype).unsqueeze(1)
+        self._sin = emb.sin().to(self.dtype).unsqueeze(1)
 
     def forward_train(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair)."""
@@ -236,13 +234,14 @@ class CausalLM(nn.Module):
     def forward(  # type: ignore[override]
         self,
         tokens: torch.Tensor,
-        positions: torch.Tensor,
+        positions: torch.Tensor | None,
         start: int,
         mask: torch.Tensor | None = None,
         last_only: bool = False,
     ) -> torch.Tensor:
         """Logits for ``tokens`` (shape ``[T]``) written to cache slots ``start..start+T-1``.
 
+        ``positions`` None means the RoPE positions are the slots themselves (no tree).
         ``mask`` is ``[T, start+T]`` boolean (True = may attend); ``None`` means causal over
         the new tokens and full over the cached prefix.
         """
@@ -254,8 +253,10 @@ class CausalLM(nn.Module):
         bias = None
         if mask is not None:
             bias = torch.zeros(mask.shape, dtype=self.dtype, device=self.device).masked_fill_(~mask, float("-inf"))
-        cos = self._cos[positions].unsqueeze(1)
-        sin = self._sin[positions].unsqueeze(1)
+        if positions is None:  # positions equal the cache slots: a view, no gather
+            cos, sin = self._cos[start : start + t], self._sin[start : start + t]
+        else:
+            cos, sin = self._cos[positions], self._sin[positions]
         x = F.embedding(tokens, self.model.embed_tokens.weight)
         for layer in self.model.layers:
             x = layer.forward(x, cos, sin, start, bias)

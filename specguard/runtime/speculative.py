@@ -123,8 +123,7 @@ class ModelDrafter:
         """Feed the committed tokens the draft has not seen; logits after the last one."""
         pending = committed[self.valid :]
         tokens = torch.tensor(pending, dtype=torch.long, device=self.device)
-        positions = torch.arange(self.valid, len(committed), device=self.device)
-        logits = self.model(tokens, positions, self.valid, last_only=True)
+        logits = self.model(tokens, None, self.valid, last_only=True)
         self.valid = len(committed)
         return logits[0]
 
@@ -134,7 +133,6 @@ class ModelDrafter:
         steps = self.spec.num_steps
         base = len(committed)
         logits = self._catch_up(committed)
-        positions = self.model.positions
         drafted: list[torch.Tensor] = []
         draft_probs: list[torch.Tensor] | None = None if params.greedy else []
         for i in range(steps):
@@ -148,7 +146,7 @@ class ModelDrafter:
             drafted.append(token)
             if i < steps - 1:
                 pos = base + i
-                logits = self.model(token, positions[pos : pos + 1], pos)[0]
+                logits = self.model(token, None, pos)[0]
         drafts = torch.cat(drafted).tolist()
         return DraftTree.chain([committed[-1], *drafts]), draft_probs
 
@@ -244,7 +242,7 @@ class Decoder:
             gen.manual_seed(params.seed if params.seed is not None else self._seeds.getrandbits(63))
         with torch.inference_mode():
             tokens = torch.tensor(prompt, dtype=torch.long, device=self.device)
-            logits = self.target(tokens, torch.arange(len(prompt), device=self.device), 0, last_only=True)[0]
+            logits = self.target(tokens, None, 0, last_only=True)[0]
             first = self._pick(logits, params, gen)
         committed = [*prompt, first]
         if self.drafter is not None:
@@ -256,9 +254,7 @@ class Decoder:
             if not self.speculative:
                 pos = len(committed) - 1
                 with torch.inference_mode():
-                    logits = self.target(
-                        torch.tensor([committed[-1]], device=self.device), torch.tensor([pos], device=self.device), pos
-                    )[0]
+                    logits = self.target(torch.tensor([committed[-1]], device=self.device), None, pos)[0]
                     token = self._pick(logits, params, gen)
                 committed.append(token)
                 yield RoundResult([token], None)
@@ -291,9 +287,9 @@ class Decoder:
         root_pos = len(committed) - 1
         n = len(tree)
         tokens = torch.tensor(tree.tokens, dtype=torch.long, device=self.device)
-        positions = torch.tensor(tree.depths, dtype=torch.long, device=self.device) + root_pos
-        mask = None
+        positions = mask = None
         if n > 1 and not tree.is_chain():
+            positions = torch.tensor(tree.depths, dtype=torch.long, device=self.device) + root_pos
             mask = torch.ones(n, root_pos + n, dtype=torch.bool, device=self.device)
             mask[:, root_pos:] = tree.ancestor_mask(self.device)
         logits = self.target(tokens, positions, root_pos, mask)
