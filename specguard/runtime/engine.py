@@ -132,7 +132,10 @@ class Engine:
         return req
 
     def _emit(self, req: _Request, kind: str, payload: Any) -> None:
-        req.loop.call_soon_threadsafe(req.events.put_nowait, (kind, payload))
+        try:
+            req.loop.call_soon_threadsafe(req.events.put_nowait, (kind, payload))
+        except RuntimeError:  # the event loop has closed (server shutting down): nobody is waiting
+            req.cancelled = True
 
     def _worker(self) -> None:
         torch.set_grad_enabled(False)
