@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
-import pytest
-
-PARITY_REPORT = pytest.StashKey[dict]()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from differential import PARITY_REPORT  # noqa: E402
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

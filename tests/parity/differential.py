@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PEER = HERE / "peer"
@@ -87,6 +89,8 @@ PREDICTED_FIELDS = {
     "page_size": "page_size",
 }
 MODELS_PLACEHOLDER = "$MODELS"
+# Where test_differential.py leaves its report for the terminal summary (conftest.py).
+PARITY_REPORT = pytest.StashKey[dict]()
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import differential  # noqa: E402
-from conftest import PARITY_REPORT  # noqa: E402
+from differential import PARITY_REPORT  # noqa: E402
 
 SGLANG_PY = differential.peer_client.find_sglang_python()
 CASES = int(os.environ.get("SPECGUARD_PARITY_CASES", "2000"))

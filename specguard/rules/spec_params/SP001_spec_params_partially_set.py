@@ -43,7 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 speculative_num_draft_tokens=new_steps + 1,
             )
         else:
-            new_tokens = tokens if tokens is not None else TREE_TOKENS_PER_TOPK * topk
+            new_tokens = max(tokens, 2) if tokens is not None else TREE_TOKENS_PER_TOPK * topk
             new_steps = DEFAULT_STEPS
             while tree_capacity(new_steps, topk) < new_tokens - 1:
                 new_steps += 1

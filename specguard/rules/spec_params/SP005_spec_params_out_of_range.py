@@ -35,7 +35,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         values["speculative_eagle_topk"] = new_topk
     if tokens is not None:
         values["speculative_num_draft_tokens"] = (
-            new_steps + 1 if new_topk == 1 and new_steps is not None else max(tokens, 2)
+            # topk unset: SP001 completes it as a chain, with the same steps + 1.
+            new_steps + 1 if new_topk in (1, None) and new_steps is not None else max(tokens, 2)
         )
     described = ", ".join(f"{flag} {value} (minimum {minimum})" for flag, value, minimum in bad)
     yield RULE.finding(

@@ -35,3 +35,21 @@ def test_steps_below_one_without_topk_agrees_with_sp005(steps):
     corrected = outcome.corrected
     assert (corrected.get("speculative_num_steps"), corrected.get("speculative_eagle_topk"),
             corrected.get("speculative_num_draft_tokens")) == (1, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (("--speculative-num-steps", "-1", "--speculative-num-draft-tokens", "8"), (1, 1, 2)),
+        (("--speculative-num-steps", "5", "--speculative-num-draft-tokens", "0"), (5, 1, 6)),
+        (("--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "0"), (3, 4, 2)),
+    ],
+)
+def test_sp001_and_sp005_fixes_do_not_conflict(extra, expected):
+    ctx = Example(argv=(*EAGLE3, *extra), target={"architectures": ("LlamaForCausalLM",)}).context()
+    outcome = check(ALL_RULES, ctx, fix_level=Applicability.UNSAFE)
+    assert not outcome.conflicts
+    corrected = outcome.corrected
+    assert (corrected.get("speculative_num_steps"), corrected.get("speculative_eagle_topk"),
+            corrected.get("speculative_num_draft_tokens")) == expected
+    assert not [f for f in outcome.errors if f.code in ("SP001", "SP005")]
