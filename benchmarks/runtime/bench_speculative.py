@@ -72,6 +72,7 @@ def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # 
     prompts = [tok.encode(p) for p in PROMPTS]
     modes = runtime_modes()
     best: dict[str, float] = dict.fromkeys(modes, float("inf"))
+    best_cpu: dict[str, float] = dict.fromkeys(modes, float("inf"))
     accept: dict[str, float | None] = {}
     outputs: dict[str, list[list[int]]] = {}
     # Modes are interleaved round by round and the best round is kept, so that load from
@@ -81,7 +82,7 @@ def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # 
             decoder = Decoder(target, spec, draft if spec.algorithm == "STANDALONE" else None)
             outs = []
             rounds = drafts = 0
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             for ids in prompts:
                 out: list[int] = []
                 for r in decoder.decode(ids, SamplingParams(temperature=0.0)):
@@ -92,14 +93,18 @@ def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # 
                     if len(out) >= new_tokens:
                         break
                 outs.append(out[:new_tokens])
-            elapsed = time.perf_counter() - began
+            elapsed, cpu = time.perf_counter() - began, time.process_time() - began_cpu
             if rep == 0:  # warm-up round: gives the outputs and the accept length, not timed
                 outputs[name] = outs
                 accept[name] = (drafts + rounds) / rounds if rounds else None
             else:
                 best[name] = min(best[name], elapsed)
+                best_cpu[name] = min(best_cpu[name], cpu)
     total = new_tokens * len(prompts)
-    results = {name: {"tok_per_s": total / best[name], "accept_length": accept[name]} for name in modes}
+    results = {
+        name: {"tok_per_s": total / best[name], "cpu_tok_per_s": total / best_cpu[name], "accept_length": accept[name]}
+        for name in modes
+    }
     return results, outputs
 
 
@@ -125,11 +130,12 @@ def bench_peer(pair, new_tokens: int, repeats: int) -> dict:  # type: ignore[no-
         "transformers prompt lookup (10 tokens)": {"prompt_lookup_num_tokens": 10},
     }
     best = dict.fromkeys(modes, float("inf"))
+    best_cpu = dict.fromkeys(modes, float("inf"))
     outputs: dict[str, list[list[int]]] = {}
     for rep in range(repeats + 1):
         for name, extra in modes.items():
             outs = []
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             for prompt in PROMPTS:
                 ids = torch.tensor([tok.encode(prompt).ids])
                 with torch.inference_mode():
@@ -147,8 +153,12 @@ def bench_peer(pair, new_tokens: int, repeats: int) -> dict:  # type: ignore[no-
                 outputs[name] = outs
             else:
                 best[name] = min(best[name], time.perf_counter() - began)
+                best_cpu[name] = min(best_cpu[name], time.process_time() - began_cpu)
     total = new_tokens * len(PROMPTS)
-    return {name: {"tok_per_s": total / best[name], "outputs": outputs[name]} for name in modes}
+    return {
+        name: {"tok_per_s": total / best[name], "cpu_tok_per_s": total / best_cpu[name], "outputs": outputs[name]}
+        for name in modes
+    }
 
 
 def ensure_peer_python(requested: str | None) -> str | None:
@@ -289,34 +299,49 @@ def main() -> int:
             else:
                 print(f"peer failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
 
-    plain = results["plain"]["tok_per_s"]
-    hf_assisted = max((v["tok_per_s"] for k, v in peer.items() if "assisted" in k), default=None)
-    hf_lookup = peer.get("transformers prompt lookup (10 tokens)", {}).get("tok_per_s")
+    load = os.getloadavg()[0]
     print(
         f"\nbatch size 1, greedy, {len(PROMPTS)} prompts x {args.new_tokens} new tokens, "
-        f"best of {args.repeats} interleaved rounds, 1 CPU thread\n"
+        f"best of {args.repeats} interleaved rounds, 1 CPU thread, load average {load:.2f}\n"
+        "tok/s is wall clock; cpu tok/s divides by the process's own CPU time, which other load on a\n"
+        "shared machine does not inflate. Ratios are given for both (wall / cpu).\n"
     )
+    hf_assisted = max((k for k in peer if "assisted" in k), key=lambda k: peer[k]["cpu_tok_per_s"], default=None)
+    hf_lookup = "transformers prompt lookup (10 tokens)" if "transformers prompt lookup (10 tokens)" in peer else None
+    hf_plain = "transformers plain" if "transformers plain" in peer else None
     header = (
-        f"{'contender':44} {'tok/s':>8} {'accept len':>10} {'x plain':>8} {'x HF peer':>10} {'greedy == plain':>16}"
+        f"{'contender':42} {'tok/s':>7} {'cpu tok/s':>9} {'accept len':>10} {'x plain':>11} {'x HF peer':>11} "
+        f"{'== plain':>8}"
     )
     print(header)
     print("-" * len(header))
+
+    def ratio(a: dict, b: dict | None) -> str:
+        if not b:
+            return "-"
+        return f"{a['tok_per_s'] / b['tok_per_s']:.2f}/{a['cpu_tok_per_s'] / b['cpu_tok_per_s']:.2f}"
+
     for name, r in results.items():
-        peer_ref = (
-            hf_lookup
-            if name.startswith("NGRAM")
-            else (hf_assisted if name.startswith("STANDALONE") else peer.get("transformers plain", {}).get("tok_per_s"))
-        )
-        vs_peer = f"{r['tok_per_s'] / peer_ref:.2f}" if peer_ref else "-"
+        peer_key = hf_plain
+        if name.startswith("NGRAM"):
+            peer_key = hf_lookup
+        elif name.startswith("STANDALONE"):
+            peer_key = hf_assisted
         accept = f"{r['accept_length']:.2f}" if r["accept_length"] else "-"
         same = "yes" if outputs[name] == reference else "NO"
-        print(f"{name:44} {r['tok_per_s']:8.1f} {accept:>10} {r['tok_per_s'] / plain:8.2f} {vs_peer:>10} {same:>16}")
+        print(
+            f"{name:42} {r['tok_per_s']:7.1f} {r['cpu_tok_per_s']:9.1f} {accept:>10} "
+            f"{ratio(r, results['plain']):>11} {ratio(r, peer.get(peer_key) if peer_key else None):>11} {same:>8}"
+        )
     for name, r in peer.items():
         same = "yes" if r["outputs"] == reference else "NO"
-        print(f"{name:44} {r['tok_per_s']:8.1f} {'-':>10} {r['tok_per_s'] / plain:8.2f} {'':>10} {same:>16}")
-    if hf_assisted:
         print(
-            "\nNB 'x HF peer': STANDALONE rows against the best transformers assisted row, "
+            f"{name:42} {r['tok_per_s']:7.1f} {r['cpu_tok_per_s']:9.1f} {'-':>10} "
+            f"{ratio(r, results['plain']):>11} {'':>11} {same:>8}"
+        )
+    if peer:
+        print(
+            f"\n'x HF peer': STANDALONE rows against the best transformers assisted row ({hf_assisted}), "
             "NGRAM rows against prompt lookup, plain against transformers plain."
         )
     if not args.no_server:
