@@ -129,7 +129,7 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
         set_by["draft_model_path"] = "MTP target: the draft is the target's own MTP layers"
     values["draft_model_path"] = draft_path
 
-    adaptive = spec.has("--speculative-adaptive") and algorithm in ("EAGLE", "EAGLE3") and topk in (None, 1)
+    adaptive = spec.has("--speculative-adaptive") and adaptive_supported(spec, algorithm, topk, env)
     if adaptive:
         # P55: adaptive speculation runs a chain from the middle candidate (3 of [0, 1, 3, 5, 7]).
         steps = steps if steps is not None else ADAPTIVE_DEFAULT_STEPS
@@ -399,6 +399,34 @@ def cuda_graph_max_bs(spec: LaunchSpec, env: Environment) -> int | None:
 
 
 ADAPTIVE_DEFAULT_STEPS = 3
+# ``--attn-dp-size`` arrived in 0.5.22; before it ``--enable-dp-attention`` alone turned it on.
+ATTN_DP_SIZE_SINCE = Version("0.5.22")
+
+
+def attention_dp_size(spec: LaunchSpec, env: Environment) -> int:
+    """The attention-DP width SGLang resolves (1 = no attention DP)."""
+    dp = spec.get("dp_size") or 1
+    enabled = spec.get("enable_dp_attention")
+    if env.version >= ATTN_DP_SIZE_SINCE:
+        attn = spec.get("attn_dp_size") or 1
+        if attn > 1:
+            return attn
+        return dp if enabled and dp > 1 else 1
+    # Before 0.5.22 the switch itself is the test (``if ... and self.enable_dp_attention``).
+    return max(dp, 2) if enabled else 1
+
+
+def adaptive_supported(spec: LaunchSpec, algorithm: str, topk: int | None, env: Environment) -> bool:
+    """P55: SGLang turns ``--speculative-adaptive`` off (a warning) unless EAGLE/EAGLE3 with topk
+    unset or 1, without attention DP, two-batch overlap or PD multiplexing (sglang 0.5.23
+    ``speculative/adaptive_spec_params.py:56-100``); it then runs the static parameters."""
+    return (
+        algorithm in ("EAGLE", "EAGLE3")
+        and topk in (None, 1)
+        and attention_dp_size(spec, env) == 1
+        and not spec.has("--enable-two-batch-overlap")
+        and not spec.has("--enable-pdmux")
+    )
 
 # SpecV2 (the overlap scheduler for speculative decoding), release by release, read from the
 # wheels (``SGLANG_ENABLE_SPEC_V2`` in environ.py / server_args.py / speculative_hook.py):

@@ -182,7 +182,17 @@ def generate(n: int, seed: int = 20261122) -> list[Case]:
             add("--speculative-ngram-max-bfs-breadth", _maybe(rng, 0.2, (1, 4, 10)))
         if algorithm.upper() == "DFLASH":
             add("--speculative-dflash-block-size", _maybe(rng, 0.2, (8, 16)))
+        # Less common checks that touch speculative decoding (catalogue P46-P57, P77).
+        add("--enable-torch-compile", rng.random() < 0.03)
+        add("--speculative-use-rejection-sampling", rng.random() < 0.04)
+        add("--speculative-use-block-verification", rng.random() < 0.02)
+        window = _maybe(rng, 0.05, (0, 4, 8, 32))
+        add("--speculative-draft-window-size", window)
+        add("--speculative-draft-sink-size", _maybe(rng, 0.03, (0, 4, -1)))
+        add("--enable-watermark", rng.random() < 0.03)
         env = []
+        if rng.random() < 0.03:
+            env.append(("SGLANG_ENABLE_PP_SPEC", "1"))
         if rng.random() < 0.12:
             env.append(("SGLANG_ENABLE_SPEC_V2", rng.choice(("0", "1"))))
         if rng.random() < 0.1:

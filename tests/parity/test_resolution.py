@@ -154,3 +154,29 @@ def test_sgl_jax_defaults_and_no_topk_one_rewrite():
     assert chain.num_draft_tokens == 8
     nextn = resolve(("--model-path", "m", "--speculative-algorithm", "NEXTN"), gpu="TPU-v6e", dialect=Dialect.SGL_JAX)
     assert nextn.algorithm == "NEXTN"
+
+
+@pytest.mark.parametrize(("version", "flag"), [("0.5.13", "--cuda-graph-max-bs="), ("0.5.14", "--cuda-graph-max-bs-decode=")])
+def test_rs001_names_the_cuda_graph_flag_of_the_release(version, flag):
+    from specguard.rules.resolution.RS001_sglang_will_set_values import RULE
+
+    ctx = Example(argv=EAGLE, target=LLAMA, gpu="H100", sglang_version=version).context()
+    (finding,) = RULE.check(ctx)
+    assert f"{flag}256" in finding.message
+    assert "--attention-backend=fa3" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("extra", "adaptive"),
+    [
+        ((), True),
+        (("--speculative-eagle-topk", "4", "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "8"), False),
+        (("--tp-size", "2", "--attn-dp-size", "2"), False),
+        (("--enable-two-batch-overlap",), False),
+    ],
+)
+def test_adaptive_falls_back_to_static_params_where_sglang_turns_it_off(extra, adaptive):
+    resolution = resolve((*EAGLE, "--speculative-adaptive", *extra))
+    chain = (3, 1, 4)
+    got = (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens)
+    assert (got == chain) is adaptive

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Edit, Fix
+from specguard.resolution import ATTN_DP_SIZE_SINCE, attention_dp_size  # noqa: F401
 from specguard.rules.base import CheckContext, fix_of
 
 # The algorithms that run SGLang's EAGLE worker family (NEXTN is already EAGLE in ctx.algorithm).
 EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
 
 # 0.5.22 added --attn-dp-size and turned --enable-dp-attention into a deprecated spelling of
-# "--attn-dp-size <dp-size>" (sglang 0.5.22/0.5.23: python/sglang/srt/arg_groups/parallel_hook.py:39-61).
-ATTN_DP_SIZE_SINCE = Version("0.5.22")
+# "--attn-dp-size <dp-size>" (sglang 0.5.22/0.5.23: python/sglang/srt/arg_groups/parallel_hook.py:39-61);
+# ATTN_DP_SIZE_SINCE and the width itself live in specguard.resolution (re-exported here).
 
 
 def int_flag(ctx: CheckContext, flag: str) -> int | None:
@@ -51,15 +50,7 @@ def device(ctx: CheckContext) -> str | None:
 
 def attn_dp_size(ctx: CheckContext) -> int:
     """The attention-DP width SGLang resolves (1 = no attention DP)."""
-    dp = ctx.spec.get("dp_size") or 1
-    enabled = ctx.spec.get("enable_dp_attention")
-    if ctx.version >= ATTN_DP_SIZE_SINCE:
-        attn = ctx.spec.get("attn_dp_size") or 1
-        if attn > 1:
-            return attn
-        return dp if enabled and dp > 1 else 1
-    # Before 0.5.22 the switch itself is the test (``if ... and self.enable_dp_attention``).
-    return max(dp, 2) if enabled else 1
+    return attention_dp_size(ctx.spec, ctx.env)
 
 
 def attn_dp_enabled(ctx: CheckContext) -> bool:
