@@ -58,10 +58,10 @@ class GenerateRequest(_Lenient):
     rid: str | None = None
 
 
-class CompletionRequest(_Lenient):
+class _OpenAISampling(_Lenient):
+    """The sampling fields both OpenAI routes share."""
+
     model: str | None = None
-    prompt: str | list[int] | list[str] | list[list[int]]
-    max_tokens: int = 16
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = -1
@@ -75,6 +75,11 @@ class CompletionRequest(_Lenient):
     ignore_eos: bool = False
     min_tokens: int = 0
     return_spec_tokens_details: bool = False
+
+
+class CompletionRequest(_OpenAISampling):
+    prompt: str | list[int] | list[str] | list[list[int]]
+    max_tokens: int = 16
 
 
 class ChatMessage(_Lenient):
@@ -82,24 +87,10 @@ class ChatMessage(_Lenient):
     content: str | list[dict[str, Any]] | None = None
 
 
-class ChatCompletionRequest(_Lenient):
-    model: str | None = None
+class ChatCompletionRequest(_OpenAISampling):
     messages: list[ChatMessage]
     max_tokens: int | None = None
     max_completion_tokens: int | None = None
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = -1
-    min_p: float = 0.0
-    n: int = 1
-    stop: str | list[str] | None = None
-    stop_token_ids: list[int] | None = None
-    stream: bool = False
-    stream_options: dict[str, Any] | None = None
-    seed: int | None = None
-    ignore_eos: bool = False
-    min_tokens: int = 0
-    return_spec_tokens_details: bool = False
 
 
 def _stops(stop: str | list[str] | None) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from specguard.models import ModelFacts
+from specguard.resolution import MTP_TARGET_ARCHITECTURES
 
 # Algorithms that load a separate draft checkpoint (or a draft-mode copy of the target).
 DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
@@ -17,24 +18,8 @@ DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
 # architectures SGLang fills ``--speculative-draft-model-path`` with ``--model-path`` when it is
 # unset, and warns "DeepSeek MTP does not require setting speculative_draft_model_path" when it
 # is set (except for the two Mistral/Pixtral ones, whose MTP draft is a separate EAGLE head).
-MTP_AUTOFILL_ARCHITECTURES = frozenset(
-    {
-        "DeepseekV32ForCausalLM",
-        "DeepseekV3ForCausalLM",
-        "DeepseekV4ForCausalLM",
-        "Glm4MoeForCausalLM",
-        "Glm4MoeLiteForCausalLM",
-        "GlmMoeDsaForCausalLM",
-        "BailingMoeForCausalLM",
-        "BailingMoeV2ForCausalLM",
-        "BailingMoeV2_5ForCausalLM",
-        "MistralLarge3ForCausalLM",
-        "PixtralForConditionalGeneration",
-        "HYV3ForCausalLM",
-        "HYV4ForCausalLM",
-        "Qwen4ExpForConditionalGeneration",
-    }
-)
+# One table, kept in resolution.py, which predicts the same fill-in.
+MTP_AUTOFILL_ARCHITECTURES = MTP_TARGET_ARCHITECTURES
 MTP_AUTOFILL_NO_WARNING = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
 
 # ``configs/model_config.py:1010-1211`` (``ModelConfig._config_draft_model``): a draft-mode
