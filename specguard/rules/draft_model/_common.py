@@ -28,48 +28,8 @@ MTP_AUTOFILL_NO_WARNING = frozenset({"MistralLarge3ForCausalLM", "PixtralForCond
 # ``model_path=model_path or cfg.model_path``, model_config.py:956), so EAGLE/NEXTN without a
 # draft path works for exactly these targets (and the P25 ones). MiMo is here: slime's
 # ``run-mimo-7B-rl-eagle.sh`` gives no draft path and SGLang loads ``MiMoMTP`` from the target.
-MTP_DRAFT_REWRITE_ARCHITECTURES = frozenset(
-    {
-        "DeepseekV3ForCausalLM",
-        "DeepseekV32ForCausalLM",
-        "DeepseekV4ForCausalLM",
-        "GlmMoeDsaForCausalLM",
-        "Glm4MoeForCausalLM",
-        "Glm4MoeLiteForCausalLM",
-        "Glm5NextForConditionalGeneration",
-        "GlmOcrForConditionalGeneration",
-        "LongcatFlashForCausalLM",
-        "MiMoForCausalLM",
-        "MiMoV2ForCausalLM",
-        "MiMoV2FlashForCausalLM",
-        "Step3p5ForCausalLM",
-        "Step3p7ForConditionalGeneration",
-        "InklingForConditionalGeneration",
-        "GigaChat35ForCausalLM",
-        "BailingMoeV2ForCausalLM",
-        "BailingMoeForCausalLM",
-        "BailingMoeV2_5ForCausalLM",
-        "BailingMoeV3ForCausalLM",
-        "Ernie4_5_MoeForCausalLM",
-        "Qwen3NextForCausalLM",
-        "Qwen4ExpForConditionalGeneration",
-        "Qwen3MoeForCausalLM",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForConditionalGeneration",
-        "Qwen3_5ForCausalLM",
-        "Qwen3_5MoeForCausalLM",
-        "InternS2PreviewForConditionalGeneration",
-        "InternS2MobiusForConditionalGeneration",
-        "ExaoneMoEForCausalLM",
-        "ExaoneMoeForCausalLM",
-        "NemotronH_Omni_Reasoning_V3",
-        "NemotronHForCausalLM",
-        "NemotronHPuzzleForCausalLM",
-        "HYV3ForCausalLM",
-        "HYV4ForCausalLM",
-    }
-)
-# Rewrites that force ``num_nextn_predict_layers = 1``: a config without the key is normal there.
+# The table is the rewrites that force ``num_nextn_predict_layers = 1`` (a config without the key
+# is normal there) plus the rest.
 MTP_REWRITE_FORCES_ONE_LAYER = frozenset(
     {
         "DeepseekV4ForCausalLM",
@@ -92,6 +52,27 @@ MTP_REWRITE_FORCES_ONE_LAYER = frozenset(
         "NemotronHPuzzleForCausalLM",
         "HYV3ForCausalLM",
         "HYV4ForCausalLM",
+    }
+)
+MTP_DRAFT_REWRITE_ARCHITECTURES = MTP_REWRITE_FORCES_ONE_LAYER | frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "GlmOcrForConditionalGeneration",
+        "LongcatFlashForCausalLM",
+        "MiMoForCausalLM",
+        "Step3p5ForCausalLM",
+        "Step3p7ForConditionalGeneration",
+        "InklingForConditionalGeneration",
+        "GigaChat35ForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2_5ForCausalLM",
+        "BailingMoeV3ForCausalLM",
+        "Ernie4_5_MoeForCausalLM",
     }
 )
 
