@@ -442,7 +442,6 @@ def estimate(
     headroom = usable - static
     spare = headroom - tree_bytes - graph_bytes - act
 
-    target_name = target.source.rsplit("/", 1)[-1]
     return MemoryBudget(
         gpu=env.gpu.name,
         gpu_memory=BudgetLine(
@@ -460,7 +459,7 @@ def estimate(
         dtype=dtype,
         kv_dtype=kvd,
         target_weights=BudgetLine(
-            name="target weights", bytes=t_bytes, detail=f"{target_name}: {target_count.total:,} params / tp {tp}; {t_note}",
+            name="target weights", bytes=t_bytes, detail=f"{target.architecture or 'target'}, {target_count.total:,} params / tp {tp}; {t_note}",
             assumption="parameters counted from config.json (attention, MLP or experts, MLA, embeddings, head)",
         ),
         draft_weights=BudgetLine(
