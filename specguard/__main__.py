@@ -1,3 +1,3 @@
-from specguard.cli.main import app
+from specguard.cli.main import run
 
-app(prog_name="specguard")
+run()
