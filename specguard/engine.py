@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from specguard.models import Applicability, Change, Conflict, Edit, Finding, FlagValue, Frozen, Severity
+from specguard.models import Applicability, Change, Conflict, Finding, FlagValue, Frozen, Severity
 from specguard.rules.base import CheckContext, Rule
 
 MAX_FIX_ROUNDS = 8
@@ -122,6 +122,3 @@ _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 def _order(finding: Finding) -> tuple[int, str]:
     return (_SEVERITY_ORDER[finding.severity], finding.code)
 
-
-def edits_of(findings: Sequence[Finding]) -> list[Edit]:
-    return [edit for f in findings if f.fix for edit in f.fix.edits]

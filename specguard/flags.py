@@ -169,10 +169,6 @@ FLAGS_BY_NAME: dict[str, FlagSpec] = {
     name: spec for spec in MODELED_FLAGS for name in (spec.flag, *spec.aliases)
 }
 
-# Switches the speculative rules read: their absence means False, not unknown.
-SWITCH_DESTS = frozenset(s.dest for s in MODELED_FLAGS if s.kind is ValueKind.SWITCH)
-
-
 class ExtractedFlag(BaseModel):
     """One argument of SGLang's own parser, as ``scripts/sglang_env/extract_flags.py`` dumped it."""
 
@@ -201,13 +197,3 @@ def extracted_flags(version: str = "0.5.23") -> dict[str, ExtractedFlag]:
             table[option] = entry
     return table
 
-
-def takes_no_value(option: str) -> bool | None:
-    """Whether SGLang's own parser treats ``option`` as a switch; None when it is unknown."""
-    modeled = FLAGS_BY_NAME.get(option)
-    if modeled is not None:
-        return modeled.kind is ValueKind.SWITCH
-    extracted = extracted_flags().get(option)
-    if extracted is None:
-        return None
-    return extracted.nargs == 0 or extracted.action in ("store_true", "store_false", "store_const")

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from specguard.dialects import parse
 from specguard.environment import build_environment
 from specguard.errors import InputError
-from specguard.facts import is_commit_hash, load_facts
+from specguard.facts import load_facts
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
-from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
+from specguard.spec import RELEVANT_ENV_PREFIXES
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,3 @@ def _dedupe(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
         merged[key] = value
     return tuple(merged.items())
 
-
-def revision_is_pinned(spec: LaunchSpec, role: str) -> bool:
-    flag = "revision" if role == "target" else "speculative_draft_model_revision"
-    return is_commit_hash(spec.get(flag))
