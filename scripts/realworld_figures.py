@@ -1,0 +1,60 @@
+"""Print the real-world corpus figures (catch rate, false alarms, per domain), or write them into
+README.md between the markers (``--write``). The tests hold README's block equal to this output.
+
+    python scripts/realworld_figures.py            # print the table and every miss
+    python scripts/realworld_figures.py --write    # refresh README.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests" / "realworld"))
+
+BEGIN = "<!-- realworld-figures:begin (scripts/realworld_figures.py --write) -->"
+END = "<!-- realworld-figures:end -->"
+
+
+def block(results: Iterable) -> str:
+    from corpus import figures_table
+
+    return f"{BEGIN}\n{figures_table(results)}\n{END}"
+
+
+def current_block(readme: str) -> str | None:
+    start, end = readme.find(BEGIN), readme.find(END)
+    if start < 0 or end < 0:
+        return None
+    return readme[start : end + len(END)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="refresh the block in README.md")
+    args = parser.parse_args()
+    from corpus import all_results
+
+    results = all_results()
+    new = block(results.values())
+    print(new)
+    for result in results.values():
+        if result.case.is_failure and not result.caught:
+            print(f"\nmissed {result.case.id}{' (xfail: ' + result.case.xfail + ')' if result.case.xfail else ''}: {result.describe()}")
+        if result.false_alarm:
+            print(f"\nfalse alarm {result.case.id}: {result.describe()}")
+    if args.write:
+        readme_path = REPO / "README.md"
+        readme = readme_path.read_text()
+        old = current_block(readme)
+        if old is None:
+            raise SystemExit("README.md has no real-world figures markers")
+        readme_path.write_text(readme.replace(old, new))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

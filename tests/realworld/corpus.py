@@ -1,0 +1,301 @@
+"""The real-world corpus: cases from public bug reports and documented-good launches, each run
+through ``specguard check --format json`` exactly as a user would, and judged.
+
+One YAML file per case under ``cases/<domain>/``; the format is documented in README.md beside
+this file and enforced by :class:`Case` (unknown keys are errors). This module has no pytest
+dependency so ``scripts/realworld_figures.py`` can print the same figures the tests compute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from enum import Enum
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+HERE = Path(__file__).resolve().parent
+CASES_DIR = HERE / "cases"
+REPO = HERE.parent.parent
+HF_FIXTURES = REPO.parent / "shared" / "fixtures" / "hf-configs"
+
+# Domain -> issue part. Part 1: model families and hardware; part 2: feature interactions and
+# the RL and TPU launchers.
+DOMAINS: dict[str, int] = {
+    "hybrid-linear-attention": 1,
+    "sliding-window": 1,
+    "mla": 1,
+    "multimodal": 1,
+    "quantization": 1,
+    "draft-checkpoint": 1,
+    "hardware": 1,
+    "cache": 2,
+    "grammar": 2,
+    "features": 2,  # LoRA, metrics, profiling, expert distribution, torch.compile
+    "pd-disaggregation": 2,
+    "parallelism": 2,
+    "adaptive-specv2": 2,
+    "ngram": 2,
+    "dflash": 2,
+    "slime": 2,
+    "sgl-jax": 2,
+}
+
+
+class Verdict(str, Enum):
+    REJECT = "reject"  # the launch must not run as written: an error finding
+    FIX = "fix"  # the launch runs once a flag changes: a finding naming that flag
+    WARN = "warn"  # the launch runs but badly (slow, silent fallback): a warning or error finding
+    OK = "ok"  # a documented-good launch: no error finding (a false-alarm trap)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(_Strict):
+    report: str = Field(description="owner/repo#N of the thread (issue or PR) or a doc/script path")
+    url: str
+    opened: str | None = Field(None, description="YYYY-MM-DD the thread was opened")
+    quote: str = Field(description="a short quote of the report or of the fix")
+    fix: str | None = Field(None, description="the PR or release file:line that fixed or explains it")
+
+    @field_validator("url")
+    @classmethod
+    def _public_url(cls, url: str) -> str:
+        if not url.startswith("https://"):
+            raise ValueError("source.url must be a public https URL")
+        return url
+
+
+class ModelInput(_Strict):
+    """The config.json facts that matter, as config.json keys. ``fixture`` names a real config
+    under shared/fixtures/hf-configs; ``config`` keys (from the thread or a real public
+    config.json, said in ``config_from``) are laid over it. Keys not given stay unknown."""
+
+    fixture: str | None = None
+    config: dict[str, Any] = {}
+    config_from: str | None = None
+
+    @model_validator(mode="after")
+    def _cited(self) -> ModelInput:
+        if self.config and not self.config_from:
+            raise ValueError("config keys need config_from: the thread or the public config.json they come from")
+        return self
+
+    def config_json(self) -> dict[str, Any]:
+        base: dict[str, Any] = {}
+        if self.fixture:
+            path = HF_FIXTURES / self.fixture / "config.json"
+            base = json.loads(path.read_text())
+        return {**base, **self.config}
+
+
+class Hardware(_Strict):
+    gpu: str | None = None
+    count: int | None = None
+
+
+class Expect(_Strict):
+    verdict: Verdict
+    flags: tuple[str, ...] = ()
+    rules: tuple[str, ...] = Field((), description="rule codes expected to catch it (informative)")
+
+    @model_validator(mode="after")
+    def _flags_for_failures(self) -> Expect:
+        if self.verdict in (Verdict.REJECT, Verdict.FIX) and not self.flags:
+            raise ValueError("a reject or fix case names the flags that must change (expect.flags)")
+        return self
+
+
+class Case(_Strict):
+    id: str
+    title: str
+    domain: str
+    source: Source
+    sglang_version: str
+    version_basis: str = Field(description="'stated in the thread', or how the thread was dated")
+    hardware: Hardware = Hardware()
+    dialect: Literal["sglang", "slime", "sgl-jax"] | None = None
+    argv: tuple[str, ...]
+    env: dict[str, str] = {}
+    target: ModelInput | None = None
+    draft: ModelInput | None = None
+    symptom: str
+    expect: Expect
+    xfail: str | None = Field(None, description="why the rules cannot catch it yet")
+
+    @field_validator("domain")
+    @classmethod
+    def _known_domain(cls, domain: str) -> str:
+        if domain not in DOMAINS:
+            raise ValueError(f"unknown domain {domain!r}: one of {', '.join(DOMAINS)}")
+        return domain
+
+    @property
+    def part(self) -> int:
+        return DOMAINS[self.domain]
+
+    @property
+    def is_failure(self) -> bool:
+        return self.expect.verdict is not Verdict.OK
+
+
+def load_cases(root: Path = CASES_DIR) -> tuple[Case, ...]:
+    cases = []
+    for path in sorted(root.rglob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        case = Case.model_validate(data)
+        if case.id != path.stem:
+            raise ValueError(f"{path}: id {case.id!r} differs from the file name")
+        if path.parent.name != case.domain:
+            raise ValueError(f"{path}: domain {case.domain!r} differs from its folder")
+        cases.append(case)
+    return tuple(cases)
+
+
+@dataclass(frozen=True)
+class Result:
+    case: Case
+    exit_code: int
+    findings: tuple[dict[str, Any], ...]
+    error: str | None
+
+    @property
+    def caught(self) -> bool:
+        """A failure case counts only when a finding of at least warning severity names a flag
+        the case says must change (any warning-or-error finding for a warn case without flags)."""
+        if self.error is not None or not self.case.is_failure:
+            return False
+        severe = [f for f in self.findings if f["severity"] in ("warning", "error")]
+        if self.case.expect.verdict is Verdict.REJECT:
+            severe = [f for f in severe if f["severity"] == "error"]
+        wanted = set(self.case.expect.flags)
+        if not wanted:
+            return bool(severe)
+        return any(wanted & set(f["flags"]) for f in severe)
+
+    @property
+    def false_alarm(self) -> bool:
+        """A good case that specguard cannot read or that gets an error finding."""
+        if self.case.is_failure:
+            return False
+        return self.error is not None or any(f["severity"] == "error" for f in self.findings)
+
+    def describe(self) -> str:
+        if self.error:
+            return f"specguard could not read the case: {self.error}"
+        shown = [f"{f['code']} {f['severity']} {f['flags']}: {f['message'][:160]}" for f in self.findings if f["code"] != "RS001"]
+        return "findings:\n  " + ("\n  ".join(shown) if shown else "(none)")
+
+
+def command(case: Case, target_dir: Path | None, draft_dir: Path | None) -> list[str]:
+    args = ["check", "--offline", "--format", "json", "--sglang-version", case.sglang_version]
+    if case.hardware.gpu:
+        args += ["--gpu", case.hardware.gpu]
+    if case.hardware.count:
+        args += ["--gpu-count", str(case.hardware.count)]
+    if case.dialect:
+        args += ["--dialect", case.dialect]
+    if target_dir is not None:
+        args += ["--target", str(target_dir)]
+    if draft_dir is not None:
+        args += ["--draft", str(draft_dir)]
+    for key, value in case.env.items():
+        args += ["--env", f"{key}={value}"]
+    return [*args, "--", *case.argv]
+
+
+def run_case(case: Case) -> Result:
+    """Write the config.json facts into model directories and run the real CLI on the launch."""
+    with tempfile.TemporaryDirectory(prefix=f"sg-{case.id[:40]}-") as tmp:
+        dirs: dict[str, Path | None] = {}
+        for role, model in (("target", case.target), ("draft", case.draft)):
+            if model is None:
+                dirs[role] = None
+                continue
+            folder = Path(tmp) / role
+            folder.mkdir()
+            (folder / "config.json").write_text(json.dumps(model.config_json()))
+            dirs[role] = folder
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_", "HF_"))}
+        clean.update({"HF_HUB_OFFLINE": "1", "NO_COLOR": "1"})
+        proc = subprocess.run(
+            [sys.executable, "-m", "specguard", *command(case, dirs["target"], dirs["draft"])],
+            capture_output=True, text=True, env=clean, cwd=tmp, timeout=120,
+        )
+    try:
+        document = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return Result(case, proc.returncode, (), f"exit {proc.returncode}, no JSON: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    if "error" in document:
+        return Result(case, proc.returncode, (), document["error"])
+    return Result(case, proc.returncode, tuple(document["findings"]), None)
+
+
+@cache
+def all_results() -> dict[str, Result]:
+    """Every case's result, two at a time (the CLI is a subprocess; the machine has two cores)."""
+    cases = load_cases()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return {result.case.id: result for result in pool.map(run_case, cases)}
+
+
+@dataclass(frozen=True)
+class Tally:
+    failures: int = 0
+    caught: int = 0
+    goods: int = 0
+    false_alarms: int = 0
+    xfail: int = 0
+
+    def add(self, result: Result) -> Tally:
+        if result.case.is_failure:
+            return Tally(self.failures + 1, self.caught + result.caught, self.goods, self.false_alarms, self.xfail + bool(result.case.xfail))
+        return Tally(self.failures, self.caught, self.goods + 1, self.false_alarms + result.false_alarm, self.xfail + bool(result.case.xfail))
+
+
+def _rate(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "n/a"
+
+
+def figures_table(results: Iterable[Result]) -> str:
+    """The figures as a Markdown table: per domain, per part, and overall."""
+    results = list(results)
+    rows: list[tuple[str, Tally]] = []
+    for part in (1, 2):
+        for domain, domain_part in DOMAINS.items():
+            if domain_part != part:
+                continue
+            tally = Tally()
+            for result in results:
+                if result.case.domain == domain:
+                    tally = tally.add(result)
+            if tally.failures or tally.goods:
+                rows.append((f"{domain} (part {part})", tally))
+        tally = Tally()
+        for result in results:
+            if result.case.part == part:
+                tally = tally.add(result)
+        rows.append((f"**part {part}**", tally))
+    total = Tally()
+    for result in results:
+        total = total.add(result)
+    rows.append(("**all**", total))
+    lines = [
+        "| domain | failure cases | caught | catch rate | marked xfail | good cases | false alarms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, t in rows:
+        lines.append(f"| {name} | {t.failures} | {t.caught} | {_rate(t.caught, t.failures)} | {t.xfail} | {t.goods} | {t.false_alarms} |")
+    return "\n".join(lines)
