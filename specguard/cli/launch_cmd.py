@@ -11,9 +11,11 @@ Exit codes (also in the command's help and docs/launch.md):
   failed three times in a row (it was stopped).
 * otherwise the runtime's own exit code: a crash during start-up gives its code (1 when it
   exited 0 without ever serving); a runtime killed by signal N gives 128 + N.
-* Ctrl-C / SIGTERM: the signal is passed to the runtime's process group; when the runtime
-  then shuts down cleanly the launcher exits 130 (SIGINT) or 143 (SIGTERM), the shell's
-  convention for "stopped by that signal"; 137 if it had to be killed after ``--stop-timeout``.
+* Ctrl-C / SIGTERM / SIGHUP / SIGQUIT: the signal is passed to the runtime's process group; when
+  the runtime then shuts down cleanly the launcher exits 128 + N (130 SIGINT, 143 SIGTERM, 129
+  SIGHUP, 131 SIGQUIT), the shell's convention for "stopped by that signal"; 137 if it had to be
+  killed after ``--stop-timeout``. If the launcher itself is killed (SIGKILL), a watchdog
+  (``specguard/launch/watchdog.py``) stops the runtime's group.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import threading
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -47,6 +50,38 @@ from specguard.models import Applicability
 
 
 
+# The signals that stop a launch: Ctrl-C, kill, the terminal closing (SIGHUP) and Ctrl-\\ (SIGQUIT).
+# Each is passed to the runtime's process group and the launcher exits 128 + N.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+class ResilientStream:
+    """A stream that goes quiet instead of raising once its reader is gone (``launch ... | head``,
+    a closed terminal): the launcher keeps supervising, and stopping, the runtime either way."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                return self._stream.write(text)
+            except (BrokenPipeError, OSError):
+                self.broken = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._stream.flush()
+            except (BrokenPipeError, OSError):
+                self.broken = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class RuntimeChoice(StrEnum):
     auto = "auto"
     sglang = "sglang"
@@ -57,7 +92,7 @@ EXIT_CODES_HELP = (
     "Exit codes: 0 ok (dry run, or the runtime exited 0); 1 errors remain (no --force); 2 usage/input error "
     "(port in use, runtime missing); 3 not ready within --ready-timeout; 4 started but not serving "
     "(smoke request or /health failed); else the runtime's own code (128+N for signal N; "
-    "130 after Ctrl-C, 143 after SIGTERM)."
+    "130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP, 131 after SIGQUIT)."
 )
 
 
@@ -99,7 +134,7 @@ def launch_command(
             raise typer.BadParameter("--format json is for --dry-run; a live launch reports on stderr", param_hint="--format")
         from rich.console import Console
 
-        console = Console(file=sys.stderr, soft_wrap=True)
+        console = Console(file=ResilientStream(sys.stderr), soft_wrap=True)
         session = _prepare(
             ctx.args, console, as_json=as_json, dry_run=dry_run, preset=preset, target=target, draft=draft, dialect=dialect,
             sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, no_fix=no_fix,
@@ -231,13 +266,20 @@ def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: 
             return 2
 
     def log(line: str) -> None:
+        nonlocal sink
         if sink is not None:
-            sink.write(line + "\n")
-        else:
+            try:
+                sink.write(line + "\n")
+            except OSError as error:  # a full disk must not stall the runtime: drop its log from here on
+                sink = None
+                log_dropped.set()
+                _fail(console, f"--log-file {log_file}: {error.strerror or error}; the runtime's log is dropped from now on, supervision goes on")
+        elif not log_dropped.is_set():
             console.print(f"[{plan.runtime}] {line}", markup=False, highlight=False, style="dim")
 
+    log_dropped = threading.Event()
     stop = StopRequest()
-    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
     reporter = _RichReporter(console, check_ctx.with_spec(spec).resolution)
     options = SuperviseOptions(ready_timeout=ready_timeout, smoke=smoke, grace=stop_timeout, health_interval=health_interval,
                                wait_for_http=node_rank == 0)
@@ -276,7 +318,10 @@ def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: 
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         if sink is not None:
-            sink.close()
+            try:
+                sink.close()
+            except OSError:
+                pass
 
 
 def _fail(console: Any, message: str) -> None:

@@ -20,6 +20,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -74,8 +75,12 @@ def group_members(pgid: int) -> list[int]:
 class Child:
     """The runtime process: its own process group, its log read line by line on a thread."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], log: Callable[[str], None], tail: int = 500) -> None:
+    def __init__(
+        self, argv: list[str], env: dict[str, str], log: Callable[[str], None], tail: int = 500, watchdog_grace: float = 30.0
+    ) -> None:
         self.argv = argv
+        self.watchdog_grace = watchdog_grace
+        self._watchdog: subprocess.Popen[bytes] | None = None
         self.env = env
         self._log = log
         self.lines: deque[str] = deque(maxlen=tail)
@@ -95,6 +100,20 @@ class Child:
         )
         self._reader = threading.Thread(target=self._read, name="specguard-runtime-log", daemon=True)
         self._reader.start()
+        # Started from this (the main) thread: the kernel's parent-death signal follows the thread
+        # that forked, and the watchdog must outlive only the launcher itself.
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-m", "specguard.launch.watchdog", str(os.getpid()), str(self.process.pid), str(self.watchdog_grace)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def dismiss_watchdog(self) -> None:
+        """The launcher has stopped the runtime itself: the watchdog has nothing left to guard."""
+        if self._watchdog is not None and self._watchdog.poll() is None:
+            self._watchdog.kill()
+            self._watchdog.wait()
 
     @property
     def pid(self) -> int:
@@ -111,7 +130,10 @@ class Child:
             found = ACCEPT_LEN.search(line)
             if found:
                 self.last_accept_len = float(found.group(1))
-            self._log(line)
+            try:
+                self._log(line)
+            except Exception:  # noqa: BLE001 - a failing sink must never stop the draining, or the runtime blocks on a full pipe
+                pass
 
     def poll(self) -> int | None:
         assert self.process is not None
@@ -137,6 +159,7 @@ class Child:
                 self._signal_group(signal.SIGKILL)
                 self.process.wait()
         self.reap_group(grace=min(grace, 5.0))
+        self.dismiss_watchdog()
         self.finish_log()
         return self.process.returncode, killed
 
@@ -193,6 +216,13 @@ class Reporter:
     def close_progress(self) -> None: ...
 
 
+def signal_for_runtime(signum: int) -> int:
+    """The signal the runtime's group gets when the launcher receives ``signum``: Ctrl-C stays
+    SIGINT (SGLang and the reference runtime shut down on it); a closed terminal (SIGHUP) or
+    Ctrl-\\ (SIGQUIT, whose default action dumps core: gigabytes for a GPU process) become SIGTERM."""
+    return signum if signum in (signal.SIGINT, signal.SIGTERM) else signal.SIGTERM
+
+
 def exit_code_of(returncode: int) -> int:
     """A child's status as a shell reports it: a signal N is 128 + N."""
     return 128 - returncode if returncode < 0 else returncode
@@ -211,23 +241,49 @@ def supervise(
     reporter: Reporter,
     log: Callable[[str], None],
 ) -> RunResult:
-    child = Child(argv, env, log)
+    child = Child(argv, env, log, watchdog_grace=options.grace)
     child.start()
+    try:
+        return _supervise(child, host=host, port=port, api_key=api_key, model=model, options=options, stop=stop, reporter=reporter)
+    except BaseException:
+        # An error in the launcher itself (or KeyboardInterrupt outside the handlers): stop the
+        # runtime before the error propagates, so nothing is left serving without a supervisor.
+        child.stop(signal.SIGTERM, options.grace, hurry=lambda: stop.count > 1)
+        raise
+    finally:
+        child.dismiss_watchdog()
+
+
+def _supervise(
+    child: Child,
+    *,
+    host: str,
+    port: int,
+    api_key: str | None,
+    model: str,
+    options: SuperviseOptions,
+    stop: StopRequest,
+    reporter: Reporter,
+) -> RunResult:
     client = Client(host, port, api_key)
     began = time.monotonic()
 
     def ended(kind: str, message: str, exit_code: int | None = None, signum: int = signal.SIGTERM) -> RunResult:
         reporter.close_progress()
-        returncode, killed = child.stop(signum, options.grace, hurry=lambda: stop.count > 1)
+        passed_on = signal_for_runtime(signum)
+        returncode, killed = child.stop(passed_on, options.grace, hurry=lambda: stop.count > 1)
         code = exit_code if exit_code is not None else exit_code_of(returncode)
         if kind == "stopped":
-            # A stop we asked for: the runtime's code if it failed on its own, else the shell's 128 + N.
-            code = exit_code_of(-signal.SIGKILL) if killed else (128 + signum if returncode in (0, -signum) else exit_code_of(returncode))
+            # A stop we asked for: the runtime's code if it failed on its own, else the shell's 128 + N
+            # for the signal the launcher received.
+            stopped_cleanly = returncode in (0, -passed_on)
+            code = exit_code_of(-signal.SIGKILL) if killed else (128 + signum if stopped_cleanly else exit_code_of(returncode))
         return RunResult(kind, code, message, log_tail=list(child.lines))
 
     def exited(during_start: bool) -> RunResult:
         reporter.close_progress()
         child.reap_group(grace=min(options.grace, 5.0))
+        child.dismiss_watchdog()
         child.finish_log()
         returncode = child.poll() or 0
         code = exit_code_of(returncode)
