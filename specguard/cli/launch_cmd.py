@@ -215,7 +215,7 @@ def _print_dry_run(session: dict[str, Any], as_json: bool, console: Any) -> None
         "reason": plan.reason,
         "startable": plan.startable,
         "would_start": plan.startable and not session["blocked"],
-        "command": plan.argv if plan.printed_command is None else None,
+        "command": plan.shown_argv if plan.printed_command is None else None,
         "shell": plan.shell,
         "env": plan.env,
         "host": plan.host,
@@ -225,7 +225,10 @@ def _print_dry_run(session: dict[str, Any], as_json: bool, console: Any) -> None
     if as_json:
         from specguard.report import outcome_json
 
+        from specguard.redact import redact_argv
+
         document = outcome_json(session["outcome"], session["ctx"], extra={"launch": launch})
+        document["argv"] = redact_argv(document["argv"])
         document["exit_code"] = 1 if session["blocked"] else 0
         print(json.dumps(document, indent=2))
         return

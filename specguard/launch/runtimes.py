@@ -19,6 +19,7 @@ from specguard.dialects import render, render_command
 from specguard.errors import InputError
 from specguard.inputs import CheckInputs
 from specguard.models import Dialect
+from specguard.redact import redact_argv, redact_text
 from specguard.spec import LaunchSpec
 
 DEFAULT_HOST = "127.0.0.1"
@@ -54,11 +55,17 @@ class LaunchPlan:
         return [python, "-m", MODULES[self.runtime], *self.server_args]
 
     @property
+    def shown_argv(self) -> list[str]:
+        """``argv`` as it may be printed: secrets masked (specguard/redact.py)."""
+        return redact_argv(self.argv)
+
+    @property
     def shell(self) -> str:
+        """The command as printed (dry run, the "starting" line): secrets masked."""
         if self.printed_command is not None:
-            return self.printed_command
+            return redact_text(self.printed_command)
         prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        return f"{prefix} {shlex.join(self.argv)}" if prefix else shlex.join(self.argv)
+        return f"{prefix} {shlex.join(self.shown_argv)}" if prefix else shlex.join(self.shown_argv)
 
     @property
     def api_key(self) -> str | None:

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from specguard.redact import redact_argv
 from specguard.runtime.errors import RuntimeInputError
 from specguard.runtime.flags import ServerArgs, parse_flags
 
@@ -196,7 +197,7 @@ def serve(argv: list[str]) -> int:
         "model_type": cfg.model_type,
         "architectures": [cfg.architecture],
     }
-    launch_command = "python -m specguard.runtime " + shlex.join(argv)
+    launch_command = "python -m specguard.runtime " + shlex.join(redact_argv(argv))
     state = ServerState(engine, info, model_info, launch_command)
     app = build_app(state, args.api_key, args.enable_metrics)
     engine.start()

@@ -313,7 +313,12 @@ def test_ngram_server_with_api_key(tiny_pair, plain_greedy):
             assert anonymous.get("/v1/models").status_code == 401
             assert anonymous.get("/health").status_code == 200
             assert anonymous.get("/metrics").status_code == 404  # metrics are off without --enable-metrics
+        with srv.client() as c:
+            info = c.get("/server_info").json()
+        assert "--api-key '***'" in info["launch_command"]
+        assert "sekret" not in json.dumps(info)  # the key is never served back, launch_command included
         assert "Decode batch" in srv.log
+        assert "sekret" not in srv.log
     finally:
         srv.stop()
 
