@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import math
 import queue
 import threading
 import time
@@ -41,6 +42,9 @@ class GenerateInput:
     min_new_tokens: int = 0
     stream: bool = False
     rid: str | None = None
+
+
+PRIORITY_HEALTH, PRIORITY_REQUEST, PRIORITY_STOP = 0, 1, 2
 
 
 @dataclass
@@ -78,9 +82,11 @@ class Engine:
         self.eos_token_ids = eos_token_ids
         self.context_length = context_length
         self.metrics = metrics
-        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        # (priority, arrival, request): health checks go ahead of queued work, so a busy server
+        # never looks dead to whoever supervises it; requests keep their arrival order.
+        self._queue: queue.PriorityQueue[tuple[int, int, _Request | None]] = queue.PriorityQueue()
         self._running = 0
-        self._counter = itertools.count()
+        self._arrival = itertools.count()
         self._interval = _Interval()
         self.spec_total_accept_tokens = 0
         self.spec_total_forward_ct = 0
@@ -91,7 +97,12 @@ class Engine:
         self._thread.start()
 
     def stop(self) -> None:
-        self._queue.put(None)
+        self._queue.put((PRIORITY_STOP, next(self._arrival), None))
+
+    @property
+    def alive(self) -> bool:
+        """The scheduler thread is running (it only ends on stop())."""
+        return self._thread.is_alive()
 
     @property
     def num_queued(self) -> int:
@@ -117,17 +128,25 @@ class Engine:
             raise RequestError(f"input_ids contains token id {bad}, outside the vocabulary (0..{vocab - 1})")
         if inp.sampling.max_new_tokens < 0:
             raise RequestError("max_new_tokens must be non-negative")
-        if inp.sampling.temperature < 0:
-            raise RequestError("temperature must be non-negative")
-        if not 0 < inp.sampling.top_p <= 1:
+        # The bounds SGLang's SamplingParams.verify enforces (0.5.23 sampling/sampling_params.py:255-311).
+        sampling = inp.sampling
+        if not math.isfinite(sampling.temperature) or sampling.temperature < 0:
+            raise RequestError("temperature must be a non-negative number")
+        if not (math.isfinite(sampling.top_p) and 0 < sampling.top_p <= 1):
             raise RequestError("top_p must be in (0, 1]")
+        if not (math.isfinite(sampling.min_p) and 0 <= sampling.min_p <= 1):
+            raise RequestError("min_p must be in [0, 1]")
+        if sampling.top_k == 0 or sampling.top_k < -1:
+            raise RequestError("top_k must be -1 (off) or at least 1")
+        if sampling.seed is not None and not -(1 << 63) <= sampling.seed < 1 << 63:
+            raise RequestError("seed must be in [-2**63, 2**63 - 1]")
 
-    def submit(self, inp: GenerateInput) -> _Request:
+    def submit(self, inp: GenerateInput, priority: int = PRIORITY_REQUEST) -> _Request:
         """Queue a request (call from the event loop); results arrive on ``request.events``."""
         self.validate(inp)
         rid = inp.rid or uuid.uuid4().hex
         req = _Request(rid=rid, inp=inp, loop=asyncio.get_running_loop(), events=asyncio.Queue())
-        self._queue.put(req)
+        self._queue.put((priority, next(self._arrival), req))
         self.metrics.num_queue_reqs = self._queue.qsize()
         return req
 
@@ -140,7 +159,7 @@ class Engine:
     def _worker(self) -> None:
         torch.set_grad_enabled(False)
         while True:
-            req = self._queue.get()
+            _, _, req = self._queue.get()
             if req is None:
                 return
             self.metrics.num_queue_reqs = self._queue.qsize()

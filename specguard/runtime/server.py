@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from specguard.runtime.engine import Engine, GenerateInput
+from specguard.runtime.engine import PRIORITY_HEALTH, PRIORITY_REQUEST, Engine, GenerateInput
 from specguard.runtime.errors import RequestError
 from specguard.runtime.speculative import SamplingParams
 
@@ -93,6 +93,43 @@ class ChatCompletionRequest(_OpenAISampling):
     max_completion_tokens: int | None = None
 
 
+class PayloadTooLarge(Exception):
+    """A body over MAX_REQUEST_BYTES: answered 413 before more of it is read."""
+
+
+async def read_bounded(request: Request) -> bytes:
+    """The body, read chunk by chunk and refused (413) as soon as it passes the limit: a chunked
+    upload has no Content-Length for the middleware to check."""
+    chunks, total = [], 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > MAX_REQUEST_BYTES:
+            raise PayloadTooLarge(f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _no_constants(name: str) -> Any:
+    raise RequestError(f"request body is not valid JSON: {name} is not a JSON number")
+
+
+def parse_json_body(body: bytes) -> dict[str, Any]:
+    """JSON as the OpenAI and SGLang routes take it; every malformed body is a 400, never a 500."""
+    try:
+        text = body.decode("utf-8") if body else "{}"
+    except UnicodeDecodeError as exc:
+        raise RequestError(f"request body is not UTF-8: byte {exc.start}") from None
+    try:
+        raw = json.loads(text, parse_constant=_no_constants)
+    except RecursionError:
+        raise RequestError("request body is nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and integers past Python's 4300-digit limit
+        raise RequestError(f"request body is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise RequestError("request body must be a JSON object")
+    return raw
+
+
 def _stops(stop: str | list[str] | None) -> list[str]:
     if stop is None:
         return []
@@ -141,15 +178,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         content_type = request.headers.get("content-type", "")
         if require_json and "application/json" not in content_type:
             raise RequestError("Unsupported Media Type: Only 'application/json' is allowed")
-        body = await request.body()
-        if len(body) > MAX_REQUEST_BYTES:
-            raise RequestError(f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes")
-        try:
-            raw = json.loads(body or b"{}")
-        except json.JSONDecodeError as exc:
-            raise RequestError(f"request body is not valid JSON: {exc}") from None
-        if not isinstance(raw, dict):
-            raise RequestError("request body must be a JSON object")
+        raw = parse_json_body(await read_bounded(request))
         try:
             return model.model_validate(raw)
         except ValidationError as exc:
@@ -157,8 +186,8 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
             where = ".".join(str(p) for p in first["loc"]) or "body"
             raise RequestError(f"{where}: {first['msg']}") from None
 
-    async def run_to_end(inp: GenerateInput) -> dict[str, Any]:
-        req = engine.submit(inp)
+    async def run_to_end(inp: GenerateInput, priority: int = PRIORITY_REQUEST) -> dict[str, Any]:
+        req = engine.submit(inp, priority)
         kind, payload = None, None
         while kind != "done":
             kind, payload = await req.events.get()
@@ -197,6 +226,10 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
     async def on_request_error(request: Request, exc: RequestError) -> JSONResponse:
         return error_response(str(exc))
 
+    @app.exception_handler(PayloadTooLarge)
+    async def on_too_large(request: Request, exc: PayloadTooLarge) -> JSONResponse:
+        return error_response(str(exc), 413, "Payload Too Large")
+
     @app.exception_handler(RuntimeError)
     async def on_runtime_error(request: Request, exc: RuntimeError) -> JSONResponse:
         return error_response(str(exc), 500, "Internal Server Error")
@@ -208,8 +241,14 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         return Response(status_code=200 if state.ready else 503)
 
     @app.get("/health")
+    async def health() -> Response:
+        """Liveness, answered here at once: a queue of long requests must not make a busy
+        server look dead (launch polls this while serving)."""
+        return Response(status_code=200 if state.ready and engine.alive else 503)
+
     @app.get("/health_generate")
     async def health_generate() -> Response:
+        """One generated token, queued ahead of the waiting requests (after the one running)."""
         if not state.ready:
             return Response(status_code=503)
         inp = GenerateInput(
@@ -218,7 +257,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
             rid=f"HEALTH_CHECK_{uuid.uuid4().hex}",
         )
         try:
-            await asyncio.wait_for(run_to_end(inp), HEALTH_CHECK_TIMEOUT_S)
+            await asyncio.wait_for(run_to_end(inp, PRIORITY_HEALTH), HEALTH_CHECK_TIMEOUT_S)
         except (TimeoutError, RuntimeError):
             logger.error(
                 "Health check failed. Server couldn't get a response from detokenizer for last %d seconds.",

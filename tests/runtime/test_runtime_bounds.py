@@ -1,0 +1,97 @@
+"""Every bad request value is a 400 (or 413) with the OpenAI error object, never a 500, and the
+server stays healthy and lossless after each; health is answered while the queue is busy.
+
+A real server on 127.0.0.1 (the module-scoped ``server`` of test_runtime_server.py).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from test_runtime_server import PROMPTS, generate, plain_greedy, server  # noqa: F401 - fixtures
+
+JSON = {"Content-Type": "application/json"}
+HUGE_INT = "9" * 5000
+
+# (name, route, raw body bytes, status)
+BAD_BODIES = [
+    ("temperature NaN", "/v1/completions", b'{"prompt": "x", "temperature": NaN}', 400),
+    ("temperature Infinity", "/v1/completions", b'{"prompt": "x", "temperature": Infinity}', 400),
+    ("temperature negative", "/v1/completions", b'{"prompt": "x", "temperature": -0.5}', 400),
+    ("top_p zero", "/v1/completions", b'{"prompt": "x", "top_p": 0}', 400),
+    ("min_p above 1", "/v1/completions", b'{"prompt": "x", "min_p": 1.5}', 400),
+    ("min_p negative", "/v1/chat/completions", b'{"messages": [{"role": "user", "content": "x"}], "min_p": -0.1}', 400),
+    ("top_k zero", "/v1/completions", b'{"prompt": "x", "top_k": 0}', 400),
+    ("seed past 64 bits", "/v1/completions", b'{"prompt": "x", "seed": 18446744073709551616}', 400),
+    ("seed past int64", "/generate", b'{"text": "x", "sampling_params": {"seed": 9223372036854775808}}', 400),
+    ("non-UTF-8 body", "/v1/completions", b'{"prompt": "\xff\xfe"}', 400),
+    ("deeply nested JSON", "/v1/completions", b'{"prompt": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", 400),
+    ("5000-digit integer", "/v1/completions", b'{"prompt": "x", "max_tokens": ' + HUGE_INT.encode() + b"}", 400),
+    ("5000-digit seed", "/generate", b'{"text": "x", "sampling_params": {"seed": ' + HUGE_INT.encode() + b"}}", 400),
+    ("body an array", "/generate", b"[1, 2]", 400),
+]
+
+
+@pytest.mark.parametrize(("name", "route", "body", "status"), BAD_BODIES, ids=[case[0] for case in BAD_BODIES])
+def test_bad_value_is_a_clean_error_and_the_server_stays_lossless(server, plain_greedy, name, route, body, status):  # noqa: F811
+    with server.client() as c:
+        reply = c.post(route, content=body, headers=JSON)
+        assert reply.status_code == status, f"{name}: {reply.status_code} {reply.text[:300]}"
+        error = reply.json()
+        assert error["object"] == "error" and error["code"] == status and error["message"], error
+        assert c.get("/health").status_code == 200
+        assert generate(c, PROMPTS[1], 8, ignore_eos=True)["output_ids"] == plain_greedy(PROMPTS[1], 8)
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmHWM in /proc")
+
+
+def test_chunked_body_over_the_limit_is_413_and_never_buffered(server):  # noqa: F811
+    """No Content-Length for the middleware to check: the body is counted as it streams in, and
+    the server's peak memory does not grow by the 64 MiB the client offers."""
+
+    def chunks():
+        for _ in range(64):
+            yield b" " * (1 << 20)
+
+    before = peak_rss_mib(server.proc.pid)
+    with server.client() as c:
+        try:
+            reply = c.post("/v1/completions", content=chunks(), headers=JSON)
+            assert reply.status_code == 413, reply.text[:300]
+            assert "exceeds the limit" in reply.json()["message"]
+        except (httpx.WriteError, httpx.RemoteProtocolError):
+            pass  # the server answered 413 and closed while the client was still sending
+        assert c.get("/health").status_code == 200
+    grown = peak_rss_mib(server.proc.pid) - before
+    assert grown < 32, f"the server's peak memory grew {grown:.0f} MiB: it buffered the chunked body"
+
+
+def test_health_answers_at_once_and_health_generate_goes_ahead_of_the_queue(server):  # noqa: F811
+    finished: list[tuple[str, float]] = []
+
+    def long_request(prompt: str) -> None:
+        with server.client() as c:
+            generate(c, prompt, 200, ignore_eos=True)
+        finished.append(("request", time.monotonic()))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [pool.submit(long_request, p) for p in PROMPTS]
+        time.sleep(0.5)  # the first is running, the others queued
+        with server.client() as c:
+            began = time.monotonic()
+            assert c.get("/health").status_code == 200
+            assert time.monotonic() - began < 1.0, "/health waited behind the queued requests"
+            assert c.get("/health_generate").status_code == 200
+            finished.append(("health_generate", time.monotonic()))
+        for future in futures:
+            future.result()
+    order = [kind for kind, _ in sorted(finished, key=lambda item: item[1])]
+    assert order.index("health_generate") < len(order) - 1, f"health_generate waited for every queued request: {order}"
