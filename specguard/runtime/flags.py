@@ -293,8 +293,30 @@ def parse_flags(argv: list[str]) -> ParsedFlags:
     warnings += [f"{flag}: unknown flag, ignored by the reference runtime" for flag in unknown]
     if ns.device is None:
         args.device = "cpu"
+    check_ranges(args)
     warnings += resolve_speculative(args)
     return ParsedFlags(args, warnings)
+
+
+# Flag values no server could run, refused before anything loads (name, lowest, highest allowed).
+_RANGES: tuple[tuple[str, int, int | None], ...] = (
+    ("port", 1, 65535),
+    ("context_length", 1, None),
+    ("max_running_requests", 1, None),
+    ("decode_log_interval", 1, None),
+    ("random_seed", 0, (1 << 64) - 1),  # what torch.manual_seed takes
+    ("speculative_ngram_capacity", 1, None),
+)
+
+
+def check_ranges(args: ServerArgs) -> None:
+    for name, lowest, highest in _RANGES:
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if value < lowest or (highest is not None and value > highest):
+            allowed = f"from {lowest} to {highest}" if highest is not None else f"at least {lowest}"
+            raise RuntimeInputError(f"--{name.replace('_', '-')} {value}: must be {allowed}")
 
 
 def max_draft_tokens(num_steps: int, topk: int) -> int:

@@ -6,6 +6,8 @@ A real server on 127.0.0.1 (the module-scoped ``server`` of test_runtime_server.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -95,3 +97,28 @@ def test_health_answers_at_once_and_health_generate_goes_ahead_of_the_queue(serv
             future.result()
     order = [kind for kind, _ in sorted(finished, key=lambda item: item[1])]
     assert order.index("health_generate") < len(order) - 1, f"health_generate waited for every queued request: {order}"
+
+
+OUT_OF_RANGE_FLAGS = [
+    (["--port", "99999"], "--port 99999"),
+    (["--port", "0"], "--port 0"),
+    (["--context-length", "0"], "--context-length 0"),
+    (["--context-length", "-5"], "--context-length -5"),
+    (["--random-seed", str(1 << 64)], "--random-seed"),
+    (["--random-seed", "-1"], "--random-seed -1"),
+    (["--max-running-requests", "0"], "--max-running-requests 0"),
+    (["--speculative-algorithm", "NGRAM", "--speculative-ngram-capacity", "-1"], "--speculative-ngram-capacity -1"),
+]
+
+
+@pytest.mark.parametrize(("argv", "named"), OUT_OF_RANGE_FLAGS, ids=[" ".join(a) for a, _ in OUT_OF_RANGE_FLAGS])
+def test_out_of_range_runtime_flag_is_one_line_before_anything_loads(tmp_path, argv, named):
+    # The model path does not exist: the flag must be refused before the runtime looks for it.
+    result = subprocess.run(
+        [sys.executable, "-m", "specguard.runtime", "--model-path", str(tmp_path / "absent"), *argv],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and named in errors[0] and "does not exist" not in errors[0], result.stderr
