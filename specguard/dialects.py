@@ -112,6 +112,13 @@ def parse(argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tup
     return LaunchSpec(dialect=dialect, items=tuple(items), env=tuple(env))
 
 
+def canonical_flag(written: str, dialect: Dialect) -> str:
+    """SGLang's own name of an option as written in ``dialect`` (``--sglang-tp-size`` -> ``--tp-size``)."""
+    flag, _, _ = _canonical(written, dialect)
+    modeled = FLAGS_BY_NAME.get(flag)
+    return modeled.flag if modeled else flag
+
+
 def _canonical(written: str, dialect: Dialect) -> tuple[str, bool, str | None]:
     """(SGLang flag, is a dialect-only flag, fixed value) for an option as written."""
     if dialect is Dialect.SLIME:

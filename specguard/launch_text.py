@@ -230,7 +230,9 @@ def _entry_point(names: list[str], start: int) -> tuple[int, int, Dialect] | Non
                 return index, index + 1 + skipped + 2, ENTRY_MODULES[rest[1]]
             if rest and Path(rest[0]).name in SLIME_ENTRY_SCRIPTS:
                 return index, index + 1 + skipped + 1, Dialect.SLIME
-        if word == "sglang" and names[index + 1 : index + 2] == ["serve"]:
+        # `sglang serve` (sglang 0.5.23: sglang/cli/main.py, console script `sglang`) passes the
+        # rest to the server's argument parser.
+        if Path(word).name == "sglang" and names[index + 1 : index + 2] == ["serve"]:
             return index, index + 2, Dialect.SGLANG
     return None
 

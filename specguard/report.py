@@ -78,45 +78,80 @@ def error_json(message: str) -> str:
     return json.dumps({"schema_version": SCHEMA_VERSION, "error": message, "exit_code": 2})
 
 
-def outcome_sarif(outcome: Outcome, ctx: CheckContext, rules_meta: dict[str, Any]) -> dict[str, Any]:
+def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: dict[str, Any]) -> dict[str, Any]:
+    """One SARIF 2.1.0 run over every launch checked. ``checked`` holds (outcome, context, the
+    ``FoundLaunch`` read from text or None); a finding read from text points at the line that
+    holds its flag (or the launch's first line), else at the target's config.json."""
     level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-    used = sorted({f.code for f in outcome.findings})
-    location = ctx.target.source if ctx.target else "launch"
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "specguard",
-                        "version": __version__,
-                        "informationUri": "https://github.com/sgl-project/sglang",
-                        "rules": [
-                            {
-                                "id": code,
-                                "name": rules_meta[code]["name"],
-                                "shortDescription": {"text": rules_meta[code]["summary"]},
-                                "helpUri": rules_meta[code]["sources"][0] if rules_meta[code]["sources"] else None,
-                            }
-                            for code in used
-                            if code in rules_meta
-                        ],
-                    }
-                },
-                "results": [
-                    {
-                        "ruleId": f.code,
-                        "level": level[f.severity],
-                        "message": {"text": f.message + (" (fixed)" if f.applied else "")},
-                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": location}}}],
-                        "properties": {"flags": list(f.flags), "applied": f.applied},
-                    }
-                    for f in outcome.findings
-                ],
-            }
-        ],
+    used = sorted({f.code for outcome, _, _ in checked for f in outcome.findings})
+    results = []
+    for outcome, ctx, found in checked:
+        for f in outcome.findings:
+            uri, line = _finding_location(f, ctx, found)
+            physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+            if line is not None:
+                physical["region"] = {"startLine": line}
+            results.append(
+                {
+                    "ruleId": f.code,
+                    "level": level[f.severity],
+                    "message": {"text": f.message + (" (fixed)" if f.applied else "")},
+                    "locations": [{"physicalLocation": physical}],
+                    "properties": {"flags": list(f.flags), "applied": f.applied},
+                }
+            )
+    rules = []
+    for code in used:
+        if code not in rules_meta:
+            continue
+        rule: dict[str, Any] = {"id": code, "name": rules_meta[code]["name"], "shortDescription": {"text": rules_meta[code]["summary"]}}
+        if rules_meta[code]["sources"] and rules_meta[code]["sources"][0].startswith("http"):
+            rule["helpUri"] = rules_meta[code]["sources"][0]
+        rules.append(rule)
+    return _sarif_log(rules, results)
+
+
+def _sarif_log(rules: list[dict[str, Any]], results: list[dict[str, Any]], notifications: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "specguard", "version": __version__, "informationUri": "https://github.com/sgl-project/sglang", "rules": rules}},
+        "results": results,
     }
+    if notifications is not None:
+        run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": notifications}]
+    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
+
+
+def error_sarif(message: str) -> str:
+    """An input error as a SARIF notification, so code scanning shows it instead of nothing."""
+    notification = {"level": "error", "message": {"text": message}, "descriptor": {"id": "input-error"}}
+    return json.dumps(_sarif_log([], [], [notification]), indent=2)
+
+
+def _finding_location(finding: Finding, ctx: CheckContext, found: Any) -> tuple[str, int | None]:
+    if found is None:
+        return (ctx.target.source if ctx.target else "launch"), None
+    from specguard.dialects import canonical_flag
+
+    wanted = set(finding.flags)
+    for index, token in enumerate(found.argv):
+        if token.startswith("-") and canonical_flag(token.split("=", 1)[0], found.dialect) in wanted:
+            file, line = found.location_of(index)
+            return _artifact_uri(file), line
+    return _artifact_uri(found.source), found.line
+
+
+def _artifact_uri(file: str) -> str:
+    """A path relative to the working directory where it lies below it (what code scanning
+    matches against the repository), else a file: URI; <command>/<stdin> stay as they are."""
+    from pathlib import Path
+
+    if file.startswith("<"):
+        return file
+    path = Path(file).resolve()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_uri()
 
 
 def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: str | None = "rerun with --fix (safe) or --unsafe-fixes") -> None:

@@ -27,7 +27,8 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from specguard.cli.check import build_inputs, run_check
+from specguard.cli.check import build_inputs, own_options, run_check
+from specguard.cli.launch_forms import reject_misspelled_options, requests_from, wants_help
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import (
     DialectOpt,
@@ -93,15 +94,23 @@ def launch_command(
 
     SERVER_ARGS go after `--`. See the exit codes below.
     """
+    if wants_help(ctx.args):  # before anything starts: `launch -h` must never start a runtime
+        print(ctx.get_help())
+        raise typer.Exit(0)
     as_json = output_format is not OutputFormat.human
     with clean_errors(lambda: as_json):
         if output_format is OutputFormat.sarif or (as_json and not dry_run):
             raise typer.BadParameter("--format json is for --dry-run; a live launch reports on stderr", param_hint="--format")
         from rich.console import Console
 
+        reject_misspelled_options(ctx.args, own_options(ctx))
+        requests = requests_from(ctx.args, None, preset=preset)
+        if len(requests) > 1:
+            lines = ", ".join(f"line {r.found.line}" for r in requests if r.found)
+            raise InputError(f"the text holds {len(requests)} launches ({lines}); launch starts one", hint="pass one command, or check them all with specguard check")
         console = Console(file=sys.stderr, soft_wrap=True)
         session = _prepare(
-            ctx.args, console, as_json=as_json, dry_run=dry_run, preset=preset, target=target, draft=draft, dialect=dialect,
+            list(requests[0].server_args), console, found=requests[0].found, as_json=as_json, dry_run=dry_run, preset=preset, target=target, draft=draft, dialect=dialect,
             sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, no_fix=no_fix,
             unsafe_fixes=unsafe_fixes, force=force, host=host, port=port, runtime=runtime,
         )
