@@ -201,9 +201,13 @@ def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLa
     env = {k: v for k, v in shell.exported.items() if k.startswith(RELEVANT_ENV_PREFIXES)}
     env.update(prefix_env)
     image = _docker(names, start, entry_index, env)
-    for position in range(start, entry_index):  # `env K=V cmd`, `ray job submit ... -- K=V cmd`
+    # `env K=V cmd`, `ray job submit ... -- K=V cmd`: assignments right after `env` or `--` (or
+    # after such an assignment); a docker option's value (--env K=V) is docker's, read above.
+    in_assignments = False
+    for position in range(start + 1, entry_index):
         match = _ASSIGNMENT.match(names[position])
-        if match and names[position - 1 : position] != ["-e"] and not names[position].startswith("-"):
+        in_assignments = bool(match) and (in_assignments or names[position - 1] in ("env", "--"))
+        if in_assignments and match:
             env[match.group(1)] = match.group(3)
     argv = tuple(names[args_index:])
     yield FoundLaunch(
@@ -328,7 +332,11 @@ def _expand(word: _Word, shell: _Shell) -> list[str]:
                     has_content = True
                 position = match.end()
                 values = _variable(match, shell)
-                if values is None:
+                if values is _UNSET and match.group(0) == segment.text and len(word.segments) == 1:
+                    values = []  # a word that is only an unset variable is no word at all, as in bash
+                if values is None or values is _UNSET:
+                    # Unknown here ($1, or set outside the script): kept as written, so that
+                    # "$BASE_DIR/DeepSeek-R1" still says where the model is.
                     append_text(match.group(0))
                     has_content = True
                 elif quoted and match.group("index") in ("[@]",):
@@ -351,6 +359,9 @@ def _expand(word: _Word, shell: _Shell) -> list[str]:
     return [w for w in words if w or has_content and len(words) == 1]
 
 
+_UNSET: list[str] = []  # marker (by identity): a variable neither set in the script nor defaulted
+
+
 def _variable(match: re.Match, shell: _Shell) -> list[str] | None:
     name = match.group("braced") or match.group("plain")
     if name is None:
@@ -359,7 +370,7 @@ def _variable(match: re.Match, shell: _Shell) -> list[str] | None:
     index = match.group("index")
     if values is None:
         default = match.group("default")
-        return [default.strip("\"'")] if default is not None else []
+        return [default.strip("\"'")] if default is not None else _UNSET
     if index and index not in ("[@]", "[*]"):
         position = int(index[1:-1])
         return values[position : position + 1]
