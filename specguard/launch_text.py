@@ -33,6 +33,7 @@ ENTRY_MODULES: dict[str, Dialect] = {
     "sgl_jax.launch_server": Dialect.SGL_JAX,
 }
 SLIME_ENTRY_SCRIPTS = ("train.py", "train_async.py")
+SLIME_ARGS_ARRAY = "SGLANG_ARGS"
 _PYTHON = re.compile(r"^(?:.*/)?python(?:3(?:\.\d+)?)?$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$", re.S)
@@ -97,7 +98,19 @@ class _Shell:
 def find_launches(text: str, source: str, *, script_dir: Path | None = None) -> list[FoundLaunch]:
     """Every launch in ``text`` in order. ``source`` names it in messages (a file, ``<stdin>``)."""
     shell = _Shell(script_dir=script_dir)
-    return list(_run(text, source, shell))
+    launches = list(_run(text, source, shell))
+    if not launches and shell.variables.get(SLIME_ARGS_ARRAY):
+        # slime's guide publishes the SGLANG_ARGS=( ... ) array alone (and `specguard render
+        # --to slime` writes it): the array is the launch's SGLang part.
+        locations = shell.array_locations[SLIME_ARGS_ARRAY]
+        launches.append(
+            FoundLaunch(
+                argv=tuple(shell.variables[SLIME_ARGS_ARRAY]), env=tuple(
+                    (k, v) for k, v in shell.exported.items() if k.startswith(RELEVANT_ENV_PREFIXES)
+                ), dialect=Dialect.SLIME, source=source, line=locations[0][1], arg_locations=tuple(locations),
+            )
+        )
+    return launches
 
 
 def read_launches(path: Path) -> list[FoundLaunch]:
@@ -480,6 +493,11 @@ def _tokenize(text: str, source: str) -> list:
             end = length - 1 if end < 0 else end
             add("lit", text[index : end + 1])
             index = end + 1
+            continue
+        placeholder = re.match(r"<[A-Za-z][\w.-]*>(?=[\s;|&)]|$)", text[index:]) if char == "<" else None
+        if placeholder:  # `--model <your-model>` in documentation: a placeholder, not a redirection
+            add("lit", placeholder.group(0))
+            index += placeholder.end()
             continue
         if char in ";&|()<>":
             if char == "(" and segments and segments[-1].kind == "lit" and segments[-1].text.endswith("="):

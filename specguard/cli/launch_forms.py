@@ -62,7 +62,9 @@ def reject_misspelled_options(args: Sequence[str], own_options: Sequence[str]) -
     known = set(extracted_flags()) | set(FLAGS_BY_NAME)
     for arg in args:
         option = arg.split("=", 1)[0]
-        if not option.startswith("--") or option in known or option.startswith("--sglang-"):
+        # slime's --sglang-X stands for SGLang's --X: a known X is slime's, not a typo of ours.
+        sglang_name = "--" + option[len("--sglang-") :] if option.startswith("--sglang-") else option
+        if not option.startswith("--") or option in known or sglang_name in known:
             continue
         close = difflib.get_close_matches(option, own_options, n=1, cutoff=0.8)
         if close:
