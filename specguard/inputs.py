@@ -9,6 +9,7 @@ from specguard.dialects import parse
 from specguard.environment import build_environment
 from specguard.errors import InputError
 from specguard.facts import load_facts
+from specguard.flag_values import TABLE_VERSION, check_values
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
 from specguard.spec import RELEVANT_ENV_PREFIXES
@@ -59,6 +60,11 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     env_pairs += list((inputs.preset_env or {}).items())
     env_pairs += parse_env_overrides(inputs.env_overrides)
     spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
+    environment = build_environment(sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count)
+    if inputs.sglang_version and inputs.sglang_version_origin:
+        environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
+    # Values first: no rule should reason about a value SGLang's own parser would reject.
+    check_values(spec, choices_apply=str(environment.sglang_version) == TABLE_VERSION)
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     absent_ok = notes if inputs.models_may_be_absent else None
     target_ref = inputs.target or spec.get("model_path")
@@ -74,9 +80,6 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
             draft_ref, spec.get("speculative_draft_model_revision"), offline, "draft",
             None if "draft" in explicit else inputs.draft_fallback, None if "draft" in explicit else absent_ok,
         )
-    environment = build_environment(sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count)
-    if inputs.sglang_version and inputs.sglang_version_origin:
-        environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
     return CheckContext.build(spec, target, draft, environment)
 
 
