@@ -66,6 +66,8 @@ def reject_misspelled_options(args: Sequence[str], own_options: Sequence[str]) -
         sglang_name = "--" + option[len("--sglang-") :] if option.startswith("--sglang-") else option
         if not option.startswith("--") or option in known or sglang_name in known:
             continue
+        if option in own_options:  # click leaves it only when it came after `--`
+            raise InputError(f"{option} after -- would go to SGLang, which has no such flag", hint=f"put {option} before --")
         close = difflib.get_close_matches(option, own_options, n=1, cutoff=0.8)
         if close:
             raise InputError(f"no such option {option}", hint=f"did you mean {close[0]}?")
