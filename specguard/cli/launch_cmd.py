@@ -275,17 +275,36 @@ def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: 
                 if fixable and result.kind == "crashed" and not retry_with_fix:
                     console.print("rerun with --retry-with-fix to try the fix above once")
                 return result.exit_code
-            for edit in fixable[0].edits:
-                spec = spec.apply(edit)
+            spec, refusal = _recheck_retry(spec, fixable[0].edits, check_ctx, outcome)
+            if refusal:
+                console.print(f"[bold red]not retrying[/bold red]: {refusal}", highlight=False)
+                return result.exit_code
             plan = plan_launch(spec, requested=session["runtime_choice"].value, preset_runtime=session["preset_runtime"],
                                gpu_platform=check_ctx.env.platform)
-            console.print(f"[bold]retrying once with the fix for {fixable[0].signature.key}[/bold]: {fixable[0].fix_title}")
+            console.print(f"[bold]retrying once with the fix for {fixable[0].signature.key}[/bold]: {fixable[0].fix_title} (re-checked for SGLang {check_ctx.env.sglang_version})")
         return 1
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         if sink is not None:
             sink.close()
+
+
+def _recheck_retry(spec: Any, edits: Any, check_ctx: Any, outcome: Any) -> tuple[Any, str | None]:
+    """The retried launch is checked like the first one: the crash fix is applied, then the safe
+    fixes (so a fallback written as --cuda-graph-max-bs becomes the name this SGLang release
+    accepts, VB003), and a retry that would bring a new error is refused instead of started."""
+    from specguard import engine
+    from specguard.rules import ALL_RULES
+
+    for edit in edits:
+        spec = spec.apply(edit)
+    retried = engine.check(ALL_RULES, check_ctx.with_spec(spec), fix_level=Applicability.SAFE)
+    before = {f.code for f in outcome.errors}
+    new_errors = [f for f in retried.errors if f.code not in before]
+    if new_errors:
+        return spec, "; ".join(f"{f.code}: {f.message}" for f in new_errors)
+    return retried.corrected, None
 
 
 def _fail(console: Any, message: str) -> None:
