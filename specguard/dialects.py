@@ -159,6 +159,11 @@ def _take_greedy(argv: Sequence[str], index: int) -> tuple[tuple[str, ...], int]
     return tuple(argv[start:index]), index
 
 
+def spelled(flag: str, dialect: Dialect) -> str:
+    """SGLang's ``flag`` as the user writes it in ``dialect`` (slime: ``--sglang-dtype``)."""
+    return _spelling(flag, dialect)
+
+
 def _spelling(flag: str, dialect: Dialect) -> str:
     if dialect is Dialect.SLIME:
         return SLIME_SPELLING.get(flag, SLIME_PREFIX + flag[2:])

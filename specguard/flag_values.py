@@ -19,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 
 from specguard.errors import InputError
 from specguard.flags import ExtractedFlag, extracted_flags
+from specguard.dialects import spelled
 from specguard.models import Dialect
 from specguard.spec import FlagItem, LaunchSpec
 
@@ -51,17 +52,17 @@ def check_values(spec: LaunchSpec, *, choices_apply: bool = True) -> None:
     previous: FlagItem | None = None
     for item in spec.items:
         if item.flag == "":
-            _positional(item.values[0], previous, table)
+            _positional(item.values[0], previous, spec.dialect)
         elif not item.extra:
             entry = table.get(item.flag)
             if entry is not None:
-                _check_item(item, entry, choices_apply)
+                _check_item(item, item.written or spelled(item.flag, spec.dialect), entry, choices_apply)
         previous = item
 
 
-def _positional(value: str, previous: FlagItem | None, table: dict[str, ExtractedFlag]) -> None:
+def _positional(value: str, previous: FlagItem | None, dialect: Dialect) -> None:
     if previous is not None and previous.flag and not previous.values:
-        written = previous.written or previous.flag
+        written = previous.written or spelled(previous.flag, dialect)
         raise InputError(f"{written} is a switch and takes no value, got {value!r}", hint=f"write {written} alone (present means on)")
     raise InputError(
         f"stray argument {value!r}: SGLang's launcher takes no positional arguments",
@@ -69,8 +70,7 @@ def _positional(value: str, previous: FlagItem | None, table: dict[str, Extracte
     )
 
 
-def _check_item(item: FlagItem, entry: ExtractedFlag, choices_apply: bool) -> None:
-    written = item.written or item.flag
+def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices_apply: bool) -> None:
     if entry.nargs == "+" and not item.values:
         raise InputError(f"{written} expects at least one value", hint=f"write {written} VALUE [VALUE ...]")
     convert = _CONVERTERS.get(entry.type or "")

@@ -151,7 +151,9 @@ def check_command(
     script: Annotated[
         str | None, typer.Option("--script", help="A slime or SGLang launch script (- for stdin): every launch in it is checked, by line.")
     ] = None,
-    write: Annotated[Path | None, typer.Option("--write", help="With --preset: write the corrected preset here.")] = None,
+    write: Annotated[Path | None, typer.Option("--write", help="With --preset: write the corrected preset here (a new file).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --write: replace an existing file.")] = False,
+    in_place: Annotated[bool, typer.Option("--in-place", help="With --write: rewrite the preset being checked (its comments and order kept).")] = False,
     explain_memory: Annotated[bool, typer.Option("--explain-memory", help="Show the GPU memory budget (weights, KV pool, tree, CUDA graphs, headroom).")] = False,
 ) -> None:
     """Check speculative-decoding launches: SERVER_ARGS after `--` (SGLang's, slime's or sgl-jax's
@@ -180,7 +182,7 @@ def check_command(
                 raise typer.BadParameter("--write needs --preset", param_hint="--write")
             from specguard.presets import write_corrected_preset
 
-            write_corrected_preset(preset, checked[0].outcome.corrected, write)
+            write_corrected_preset(preset, checked[0].outcome.corrected, write, force=force, in_place=in_place)
     exit_code = max(c.outcome.exit_code for c in checked)
     if output_format is OutputFormat.json:
         documents = [_launch_json(c, explain_memory) for c in checked]

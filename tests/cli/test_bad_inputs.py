@@ -24,6 +24,9 @@ class Case:
     culprit: str  # must appear in the one error line
     config: dict | str | None = None  # the target's config.json (dict: Llama-3.1-8B's with these keys replaced; str: raw text)
     server_args: tuple[str, ...] = field(default=())  # after `-- --model-path {target}`
+    # Give a valid launch (`-- --model-path {target}`) so that the culprit is the only problem;
+    # off for cases that bring their own launch (a preset, a script, a text) or none on purpose.
+    launch: bool = True
 
 
 def flag(id: str, *server_args: str, culprit: str | None = None) -> Case:
@@ -95,12 +98,12 @@ CASES = [
     Case("env-not-pair", ("--env", "SGLANG_X"), "--env"),
     Case("version-not-a-version", ("--sglang-version", "banana"), "banana"),
     Case("target-missing-dir", ("--target", "/nonexistent/model"), "/nonexistent/model"),
-    Case("target-missing-with-preset", ("--preset", "eagle3-llama3.1-8b", "--offline", "--target", "/nonexistent/model"), "/nonexistent/model"),
-    Case("draft-missing-with-preset", ("--preset", "eagle3-llama3.1-8b", "--offline", "--draft", "/nonexistent/draft"), "/nonexistent/draft"),
-    Case("preset-unknown", ("--preset", "no-such-preset"), "no-such-preset"),
-    Case("script-missing", ("--script", "/nonexistent/run.sh"), "/nonexistent/run.sh"),
-    Case("text-without-launch", ("pip install sglang",), "holds no launch"),
-    Case("text-unterminated-quote", ("python -m sglang.launch_server --model-path 'x",), "unterminated"),
+    Case("target-missing-with-preset", ("--preset", "eagle3-llama3.1-8b", "--offline", "--target", "/nonexistent/model"), "/nonexistent/model", launch=False),
+    Case("draft-missing-with-preset", ("--preset", "eagle3-llama3.1-8b", "--offline", "--draft", "/nonexistent/draft"), "/nonexistent/draft", launch=False),
+    Case("preset-unknown", ("--preset", "no-such-preset"), "no-such-preset", launch=False),
+    Case("script-missing", ("--script", "/nonexistent/run.sh"), "/nonexistent/run.sh", launch=False),
+    Case("text-without-launch", ("pip install sglang",), "holds no launch", launch=False),
+    Case("text-unterminated-quote", ("python -m sglang.launch_server --model-path 'x",), "unterminated", launch=False),
     # --- config.json facts of the wrong type: one line naming the file and the key
     config("max-position-string", "max_position_embeddings", {"max_position_embeddings": "2048"}),
     config("max-position-float", "max_position_embeddings", {"max_position_embeddings": 2048.0}),
@@ -157,8 +160,8 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     else:
         (target / "config.json").write_text(json.dumps({**LLAMA_CONFIG, **(case.config or {})}))
     args = [arg.replace("{target}", str(target)) for arg in case.args]
-    if case.server_args or case.config is not None:
-        args += ["--", "--model-path", str(target), *case.server_args]
+    if case.launch:
+        args += ["--", "--model-path" if "slime" not in case.id else "--hf-checkpoint", str(target), *case.server_args]
     before = _snapshot(tmp_path, REPO / "presets")
     result = run_cli("check", "--gpu", "H100", *args) if "--gpu" not in args else run_cli("check", *args)
     assert result.returncode == 2, result.stdout + result.stderr
@@ -172,16 +175,13 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     assert _snapshot(tmp_path, REPO / "presets") == before
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.id in ("dtype-choice", "max-position-string", "typo-offline", "format-choice")], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in ("dtype-choice", "max-position-string", "typo-offline", "gpu-unknown")], ids=lambda c: c.id)
 def test_bad_input_in_json_mode_is_a_json_document(case: Case, tmp_path: Path) -> None:
     target = tmp_path / "model"
     target.mkdir()
     (target / "config.json").write_text(json.dumps({**LLAMA_CONFIG, **(case.config if isinstance(case.config, dict) else {})}))
-    args = [*case.args]
-    if case.server_args or case.config is not None:
-        args += ["--", "--model-path", str(target), *case.server_args]
-    fmt = ["--format", "json"] if "--format" not in args else []
-    result = run_cli("check", "--gpu", "H100", *fmt, *args)
+    args = [*case.args, "--format", "json", "--", "--model-path", str(target), *case.server_args]
+    result = run_cli("check", *args) if "--gpu" in args else run_cli("check", "--gpu", "H100", *args)
     assert result.returncode == 2
     document = json.loads(result.stdout)
     assert document["exit_code"] == 2 and case.culprit in document["error"]
