@@ -78,7 +78,7 @@ def error_json(message: str) -> str:
     return json.dumps({"schema_version": SCHEMA_VERSION, "error": message, "exit_code": 2})
 
 
-def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: dict[str, Any]) -> dict[str, Any]:
+def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: dict[str, Any], preset_file: str | None = None) -> dict[str, Any]:
     """One SARIF 2.1.0 run over every launch checked. ``checked`` holds (outcome, context, the
     ``FoundLaunch`` read from text or None); a finding read from text points at the line that
     holds its flag (or the launch's first line), else at the target's config.json."""
@@ -87,7 +87,7 @@ def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: 
     results = []
     for outcome, ctx, found in checked:
         for f in outcome.findings:
-            uri, line = _finding_location(f, ctx, found)
+            uri, line = _finding_location(f, ctx, found, preset_file)
             physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
             if line is not None:
                 physical["region"] = {"startLine": line}
@@ -105,6 +105,8 @@ def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: 
         if code not in rules_meta:
             continue
         rule: dict[str, Any] = {"id": code, "name": rules_meta[code]["name"], "shortDescription": {"text": rules_meta[code]["summary"]}}
+        if rules_meta[code].get("help"):
+            rule["help"] = {"text": rules_meta[code]["help"], "markdown": rules_meta[code]["help"]}
         if rules_meta[code]["sources"] and rules_meta[code]["sources"][0].startswith("http"):
             rule["helpUri"] = rules_meta[code]["sources"][0]
         rules.append(rule)
@@ -127,7 +129,9 @@ def error_sarif(message: str) -> str:
     return json.dumps(_sarif_log([], [], [notification]), indent=2)
 
 
-def _finding_location(finding: Finding, ctx: CheckContext, found: Any) -> tuple[str, int | None]:
+def _finding_location(finding: Finding, ctx: CheckContext, found: Any, preset_file: str | None = None) -> tuple[str, int | None]:
+    if found is None and preset_file is not None:
+        return _artifact_uri(preset_file), _preset_line(preset_file, finding.flags)
     if found is None:
         return (ctx.target.source if ctx.target else "launch"), None
     from specguard.dialects import canonical_flag
@@ -138,6 +142,28 @@ def _finding_location(finding: Finding, ctx: CheckContext, found: Any) -> tuple[
             file, line = found.location_of(index)
             return _artifact_uri(file), line
     return _artifact_uri(found.source), found.line
+
+
+def _preset_line(preset_file: str, flags: tuple[str, ...]) -> int | None:
+    """The line of a preset's ``flags:`` entry for one of ``flags`` (written without the dashes,
+    in SGLang's or slime's spelling)."""
+    import re
+    from pathlib import Path
+
+    names = {flag.removeprefix("--") for flag in flags} | {"sglang-" + flag.removeprefix("--") for flag in flags}
+    try:
+        lines = Path(preset_file).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    in_flags = False
+    for number, text in enumerate(lines, 1):
+        if re.match(r"[A-Za-z_]", text):  # a top-level key: are we entering `flags:`?
+            in_flags = text.startswith("flags:")
+            continue
+        match = re.match(r"\s+([A-Za-z0-9-]+)\s*:", text)
+        if in_flags and match and match.group(1) in names:
+            return number
+    return None
 
 
 def _artifact_uri(file: str) -> str:
@@ -166,9 +192,10 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
     )
     if outcome.findings:
         table = Table(show_lines=True, expand=True)
-        table.add_column("rule", no_wrap=True)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("finding and fix", ratio=1)
+        # Narrow terminals wrap (fold) every column; nothing a user needs is cut to "…".
+        table.add_column("rule", overflow="fold")
+        table.add_column("severity", overflow="fold")
+        table.add_column("finding and fix", ratio=1, overflow="fold")
         for f in outcome.findings:
             text = f.message
             if f.fix is not None:
@@ -186,10 +213,8 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
         console.print("[green]No findings.[/green]")
     if outcome.changes:
         changes = Table(title="flags: original -> corrected", expand=False)
-        changes.add_column("flag")
-        changes.add_column("original")
-        changes.add_column("corrected")
-        changes.add_column("rule")
+        for column in ("flag", "original", "corrected", "rule"):
+            changes.add_column(column, overflow="fold")
         for c in outcome.changes:
             name = c.name if c.target == "flag" else f"env {c.name}"
             changes.add_row(name, _show(c.old), _show(c.new), c.rule)

@@ -123,7 +123,16 @@ def _memory_extra(ctx: CheckContext, outcome: engine.Outcome, explain_memory: bo
 
 
 def rules_meta() -> dict[str, dict]:
-    return {r.code: {"name": r.name, "summary": r.summary, "sources": list(r.sources)} for r in ALL_RULES}
+    return {
+        r.code: {
+            "name": r.name,
+            "summary": r.summary,
+            "sources": list(r.sources),
+            # The rule's own documentation, the text `specguard rule CODE` prints (SARIF `help`).
+            "help": f"## What it does\n{r.docs.what}\n\n## Why is this bad\n{r.docs.why}\n\n## Fix\n{r.docs.fix}\n\n## Fix safety\n{r.docs.fix_safety}",
+        }
+        for r in ALL_RULES
+    }
 
 
 @dataclass(frozen=True)
@@ -190,7 +199,12 @@ def check_command(
         document = documents[0] if single else {"schema_version": SCHEMA_VERSION, "ok": exit_code == 0, "exit_code": exit_code, "launches": documents}
         print(json.dumps(document, indent=2))
     elif output_format is OutputFormat.sarif:
-        print(json.dumps(outcome_sarif([(c.outcome, c.ctx, c.request.found) for c in checked], rules_meta()), indent=2))
+        preset_file = None
+        if preset:
+            from specguard.presets import load
+
+            preset_file = str(load(preset).path)
+        print(json.dumps(outcome_sarif([(c.outcome, c.ctx, c.request.found) for c in checked], rules_meta(), preset_file), indent=2))
     else:
         from rich.console import Console
 
