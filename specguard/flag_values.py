@@ -15,7 +15,6 @@ import json
 import math
 import re
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 
 from specguard.errors import InputError
 from specguard.flags import ExtractedFlag, extracted_flags
@@ -79,7 +78,7 @@ def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices_appl
         if convert is not None:
             try:
                 typed = convert(value)
-            except (ValueError, InvalidOperation):
+            except (ValueError, ArithmeticError):  # decimal.InvalidOperation is an ArithmeticError
                 raise InputError(f"{written} expects {_NAMES[entry.type or '']}, got {value!r}", hint=_HINTS.get(entry.type or "", f"see {written} in `python -m sglang.launch_server --help`")) from None
         if choices_apply and entry.choices is not None and typed not in entry.choices and str(typed) not in map(str, entry.choices):
             listed = ", ".join(str(c) for c in entry.choices)
@@ -112,6 +111,8 @@ def _human_readable_int(value: str) -> int:
             if "." in number:
                 raise ValueError(value)
             return int(number) * _IEC[suffix]
+        from decimal import Decimal  # SGLang's own arithmetic for "25.6k", only when a suffix is used
+
         return int(Decimal(number) * _SI[suffix])
     return int(text)
 

@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,11 +30,13 @@ from specguard.cli.options import (
 )
 from specguard.cli.launch_forms import LaunchRequest, reject_misspelled_options, requests_from, version_from_image, wants_help
 from specguard.inputs import CheckInputs, gather
-from specguard.launch_text import FoundLaunch
 from specguard.models import Applicability, Dialect
 from specguard.report import SCHEMA_VERSION, outcome_json, outcome_sarif, print_human
 from specguard.rules import ALL_RULES
 from specguard.rules.base import CheckContext
+
+if TYPE_CHECKING:
+    from specguard.launch_text import FoundLaunch
 
 
 def build_inputs(

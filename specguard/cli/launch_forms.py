@@ -11,16 +11,18 @@ The text forms go through ``specguard.launch_text``, the one reader of launch te
 
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specguard.errors import InputError
-from specguard.launch_text import FoundLaunch, find_launches, read_launches
+
+if TYPE_CHECKING:  # the reader of launch text is imported only when a launch comes as text
+    from specguard.launch_text import FoundLaunch
 
 HELP_OPTIONS = ("-h", "--help")
 _ENTRY_HINT = "python -m sglang.launch_server ..., python -m sgl_jax.launch_server ..., sglang serve ..., slime's train.py ..."
@@ -68,6 +70,8 @@ def reject_misspelled_options(args: Sequence[str], own_options: Sequence[str]) -
             continue
         if option in own_options:  # click leaves it only when it came after `--`
             raise InputError(f"{option} after -- would go to SGLang, which has no such flag", hint=f"put {option} before --")
+        import difflib  # only for an option neither specguard's nor SGLang's: off the fast path
+
         close = difflib.get_close_matches(option, own_options, n=1, cutoff=0.8)
         if close:
             raise InputError(f"no such option {option}", hint=f"did you mean {close[0]}?")
@@ -75,6 +79,8 @@ def reject_misspelled_options(args: Sequence[str], own_options: Sequence[str]) -
 
 def requests_from(args: Sequence[str], script: str | None, *, preset: str | None) -> list[LaunchRequest]:
     """The launches ``args`` (click's extra arguments) and ``--script`` ask about."""
+    if script is not None or (args and not args[0].startswith("-")) or list(args) == ["-"]:
+        from specguard.launch_text import find_launches, read_launches
     if script is not None:
         if args:
             raise InputError("--script takes the launches from the script", hint=f"drop {' '.join(args[:3])} or drop --script")
