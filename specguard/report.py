@@ -74,6 +74,26 @@ def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | No
     return document
 
 
+def json_text(document: Any) -> str:
+    """``document`` as strict JSON: a non-finite float (which no input should carry this far) is
+    written as null rather than as Python's bare NaN, which JSON parsers reject."""
+    import math
+
+    def strict(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: strict(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [strict(v) for v in value]
+        return value
+
+    try:
+        return json.dumps(document, indent=2, allow_nan=False)
+    except ValueError:
+        return json.dumps(strict(document), indent=2, allow_nan=False)
+
+
 def error_json(message: str) -> str:
     return json.dumps({"schema_version": SCHEMA_VERSION, "error": message, "exit_code": 2})
 

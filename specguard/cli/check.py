@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from specguard.cli.options import (
 from specguard.cli.launch_forms import LaunchRequest, reject_misspelled_options, requests_from, version_from_image, wants_help
 from specguard.inputs import CheckInputs, gather
 from specguard.models import Applicability, Dialect
-from specguard.report import SCHEMA_VERSION, outcome_json, outcome_sarif, print_human
+from specguard.report import SCHEMA_VERSION, json_text, outcome_json, outcome_sarif, print_human
 from specguard.rules import ALL_RULES
 from specguard.rules.base import CheckContext
 
@@ -199,14 +198,14 @@ def check_command(
         documents = [_launch_json(c, explain_memory) for c in checked]
         single = len(checked) == 1 and script is None
         document = documents[0] if single else {"schema_version": SCHEMA_VERSION, "ok": exit_code == 0, "exit_code": exit_code, "launches": documents}
-        print(json.dumps(document, indent=2))
+        print(json_text(document))
     elif output_format is OutputFormat.sarif:
         preset_file = None
         if preset:
             from specguard.presets import load
 
             preset_file = str(load(preset).path)
-        print(json.dumps(outcome_sarif([(c.outcome, c.ctx, c.request.found) for c in checked], rules_meta(), preset_file), indent=2))
+        print(json_text(outcome_sarif([(c.outcome, c.ctx, c.request.found) for c in checked], rules_meta(), preset_file)))
     else:
         from rich.console import Console
 

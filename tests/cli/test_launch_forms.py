@@ -300,3 +300,9 @@ def test_sarif_of_an_argv_launch_validates(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     validate_sarif(document)
     assert document["runs"][0]["results"]
+
+
+def test_explicit_target_wins_over_a_presets_snapshot() -> None:
+    qwen = HF_CONFIGS / "Qwen" / "Qwen2.5-7B-Instruct"
+    doc = json.loads(run_cli("check", "--preset", "eagle3-llama3.1-8b", "--offline", "--target", str(qwen), "--format", "json").stdout)
+    assert doc["target"]["source"] == str(qwen) and doc["target"]["vocab_size"] == 152064
