@@ -41,11 +41,10 @@ _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$", re.S)
 _DOCKER_VALUE_OPTIONS = {
     "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--shm-size",
     "--ipc", "--network", "--net", "-w", "--workdir", "--entrypoint", "-u", "--user", "--runtime",
-    "--ulimit", "--device", "--mount", "--cpus", "--memory", "-m", "--label", "-l", "--privileged=",
+    "--ulimit", "--device", "--mount", "--cpus", "--memory", "-m", "--label", "-l",
     "--cap-add", "--security-opt", "--add-host", "--hostname", "-h", "--platform", "--pid", "--restart",
 }
 _SHELL_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case", "esac", "{", "}", "!", "time"}
-_WRAPPERS = {"nohup", "exec", "sudo", "env", "stdbuf", "numactl", "taskset"}
 
 
 @dataclass(frozen=True)

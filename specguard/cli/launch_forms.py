@@ -37,10 +37,6 @@ class LaunchRequest:
     server_args: tuple[str, ...]
     found: FoundLaunch | None = None  # None: the argv came after `--`
 
-    @property
-    def env(self) -> tuple[str, ...]:
-        return tuple(f"{k}={v}" for k, v in self.found.env) if self.found else ()
-
 
 def version_from_image(image: str | None) -> str | None:
     """The SGLang release an ``lmsysorg/sglang`` image tag names (``latest``, ``dev`` name none)."""
