@@ -112,6 +112,13 @@ def parse(argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tup
     return LaunchSpec(dialect=dialect, items=tuple(items), env=tuple(env))
 
 
+def canonical_flag(written: str, dialect: Dialect) -> str:
+    """SGLang's own name of an option as written in ``dialect`` (``--sglang-tp-size`` -> ``--tp-size``)."""
+    flag, _, _ = _canonical(written, dialect)
+    modeled = FLAGS_BY_NAME.get(flag)
+    return modeled.flag if modeled else flag
+
+
 def _canonical(written: str, dialect: Dialect) -> tuple[str, bool, str | None]:
     """(SGLang flag, is a dialect-only flag, fixed value) for an option as written."""
     if dialect is Dialect.SLIME:
@@ -150,6 +157,11 @@ def _take_greedy(argv: Sequence[str], index: int) -> tuple[tuple[str, ...], int]
     while index < len(argv) and not _is_option(argv[index]):
         index += 1
     return tuple(argv[start:index]), index
+
+
+def spelled(flag: str, dialect: Dialect) -> str:
+    """SGLang's ``flag`` as the user writes it in ``dialect`` (slime: ``--sglang-dtype``)."""
+    return _spelling(flag, dialect)
 
 
 def _spelling(flag: str, dialect: Dialect) -> str:

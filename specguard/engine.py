@@ -12,7 +12,8 @@ from pydantic import Field
 from specguard.models import Applicability, Change, Conflict, Finding, FlagValue, Frozen, Severity
 from specguard.rules.base import CheckContext, Rule
 
-MAX_FIX_ROUNDS = 8
+# One fix per round; a launch with more fixes than this is reported with the rest unapplied.
+MAX_FIX_ROUNDS = 64
 
 
 class Outcome(Frozen):
@@ -48,8 +49,12 @@ def _allowed(applicability: Applicability, level: Applicability | None) -> bool:
 def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability | None = None) -> Outcome:
     """All findings; with ``fix_level`` the fixes up to that applicability are applied to a fixpoint.
 
-    Two fixes that set one flag to different values are a conflict: neither is applied, and the
-    conflict is reported. A fix is applied whole or not at all.
+    Fixes are applied in rounds of one: the first applicable fix (errors first, then by code)
+    is applied, then every rule runs again on the launch as it now stands, so no fix is computed
+    on values another fix has just changed (a memory fix sized for 131072 tokens must not land
+    next to the context cap to 2048). Two fixes that set one flag to different values are a
+    conflict: neither is applied, and the conflict is reported if it is still there when no
+    other fix applies. A fix is applied whole or not at all.
     """
     original = ctx.spec
     changes: list[Change] = []
@@ -59,46 +64,38 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
     for _ in range(MAX_FIX_ROUNDS):
         for finding in findings:
             seen.setdefault((finding.code, finding.message), finding)
-        candidates = [
-            f
-            for f in findings
-            if f.fix is not None
-            and _allowed(f.fix.applicability, fix_level)
-            and any(ctx.spec.current(edit) != edit.value for edit in f.fix.edits)
-        ]
-        if not candidates:
-            break
+        candidates = sorted(
+            (
+                f
+                for f in findings
+                if f.fix is not None
+                and _allowed(f.fix.applicability, fix_level)
+                and any(ctx.spec.current(edit) != edit.value for edit in f.fix.edits)
+            ),
+            key=_order,
+        )
         proposals: dict[tuple[str, str], dict[FlagValue, list[str]]] = {}
         for finding in candidates:
             for edit in finding.fix.edits:  # type: ignore[union-attr]
                 proposals.setdefault(edit.key(), {}).setdefault(edit.value, []).append(finding.code)
         blocked = {key for key, values in proposals.items() if len(values) > 1}
-        for key in blocked:
-            conflicts[key] = Conflict(
-                target=key[0],  # type: ignore[arg-type]
-                name=key[1],
-                proposals=tuple((code, value) for value, codes in proposals[key].items() for code in codes),
-            )
-        spec = ctx.spec
-        applied_any = False
-        done_edits: set[tuple[tuple[str, str], FlagValue]] = set()
-        for finding in candidates:
-            fix = finding.fix
-            assert fix is not None  # filtered above
-            if any(edit.key() in blocked for edit in fix.edits):
-                continue
-            for edit in fix.edits:
-                if (edit.key(), edit.value) in done_edits:
-                    continue
-                done_edits.add((edit.key(), edit.value))
-                old = spec.current(edit)
-                if old == edit.value:
-                    continue
-                spec = spec.apply(edit)
-                changes.append(Change(target=edit.target, name=edit.name, old=old, new=edit.value, rule=finding.code))
-                applied_any = True
-        if not applied_any:
+        applicable = [f for f in candidates if not any(edit.key() in blocked for edit in f.fix.edits)]  # type: ignore[union-attr]
+        if not applicable:
+            for key in blocked:
+                conflicts[key] = Conflict(
+                    target=key[0],  # type: ignore[arg-type]
+                    name=key[1],
+                    proposals=tuple((code, value) for value, codes in proposals[key].items() for code in codes),
+                )
             break
+        finding = applicable[0]
+        spec = ctx.spec
+        for edit in finding.fix.edits:  # type: ignore[union-attr]
+            old = spec.current(edit)
+            if old == edit.value:
+                continue
+            spec = spec.apply(edit)
+            changes.append(Change(target=edit.target, name=edit.name, old=old, new=edit.value, rule=finding.code))
         ctx = ctx.with_spec(spec)
         findings = run_rules(rules, ctx)
 

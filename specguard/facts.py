@@ -78,8 +78,10 @@ def facts_from_file(config_path: Path, *, source: str, revision: str | None = No
         raise
     except (OSError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read {config_path} ({error.__class__.__name__})", hint="check the file's permissions and encoding") from None
+    from specguard.config_values import check_config, parse_config_text
+
     try:
-        config = json.loads(text)
+        config = parse_config_text(text, config_path)
     except json.JSONDecodeError as error:
         raise InputError(
             f"{config_path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})",
@@ -87,6 +89,7 @@ def facts_from_file(config_path: Path, *, source: str, revision: str | None = No
         ) from None
     if not isinstance(config, dict):
         raise InputError(f"{config_path} holds a JSON {type(config).__name__}, not an object", hint="a config.json must be a JSON object")
+    check_config(config, config_path)
     return facts_from_config(config, source=source, revision=revision)
 
 

@@ -178,6 +178,8 @@ class ExtractedFlag(BaseModel):
     dest: str
     nargs: int | str | None = None
     action: str | None = None
+    type: str | None = None  # the name of argparse's type callable: int, float, str, human_readable_int, json, ...
+    choices: tuple[str | int | float, ...] | None = None
 
 
 @cache

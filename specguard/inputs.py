@@ -9,6 +9,7 @@ from specguard.dialects import parse
 from specguard.environment import build_environment
 from specguard.errors import InputError
 from specguard.facts import load_facts
+from specguard.flag_values import TABLE_VERSION, check_values
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
 from specguard.spec import RELEVANT_ENV_PREFIXES
@@ -21,6 +22,8 @@ class CheckInputs:
     target: str | None = None
     draft: str | None = None
     sglang_version: str | None = None
+    # Where the version came from when not from --sglang-version (e.g. "docker image tag").
+    sglang_version_origin: str | None = None
     gpu: str | None = None
     gpu_count: int | None = None
     env_overrides: Sequence[str] = ()
@@ -29,6 +32,12 @@ class CheckInputs:
     target_fallback: ModelFacts | None = None
     draft_fallback: ModelFacts | None = None
     preset_env: Mapping[str, str] | None = None
+    # A launch read from text (a script written for another machine) names model paths that are
+    # not at hand here: their facts are unknown, said in a note, instead of stopping the check.
+    models_may_be_absent: bool = False
+    # The roles ("target", "draft") the user named with --target/--draft: those always win over a
+    # preset's snapshot and must exist.
+    explicit_models: frozenset[str] = frozenset()
 
 
 def parse_env_overrides(entries: Sequence[str]) -> list[tuple[str, str]]:
@@ -45,25 +54,46 @@ def relevant_process_env(environ: Mapping[str, str]) -> list[tuple[str, str]]:
     return [(k, v) for k, v in sorted(environ.items()) if k.startswith(RELEVANT_ENV_PREFIXES)]
 
 
-def gather(inputs: CheckInputs, environ: Mapping[str, str]) -> CheckContext:
+def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | None = None) -> CheckContext:
+    """The check's context. ``notes`` collects what the report must say about facts left unknown."""
     env_pairs = relevant_process_env(environ)
     env_pairs += list((inputs.preset_env or {}).items())
     env_pairs += parse_env_overrides(inputs.env_overrides)
     spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
+    environment = build_environment(sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count)
+    if inputs.sglang_version and inputs.sglang_version_origin:
+        environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
+    # Values first: no rule should reason about a value SGLang's own parser would reject.
+    check_values(spec, choices_apply=str(environment.sglang_version) == TABLE_VERSION)
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    target = _facts(inputs.target or spec.get("model_path"), spec.get("revision"), offline, "target", inputs.target_fallback)
+    absent_ok = notes if inputs.models_may_be_absent else None
+    target_ref = inputs.target or spec.get("model_path")
+    # An explicit --target/--draft always wins over a preset's snapshot, and must exist.
+    explicit = inputs.explicit_models
+    target_fallback = None if "target" in explicit else inputs.target_fallback
+    target = _facts(target_ref, spec.get("revision"), offline, "target", target_fallback, None if "target" in explicit else absent_ok)
     draft = None
     algorithm = (spec.get("speculative_algorithm") or "").upper()
     if algorithm and algorithm != "NGRAM":
         draft_ref = inputs.draft or spec.get("speculative_draft_model_path")
-        draft = _facts(draft_ref, spec.get("speculative_draft_model_revision"), offline, "draft", inputs.draft_fallback)
-    environment = build_environment(sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count)
+        draft = _facts(
+            draft_ref, spec.get("speculative_draft_model_revision"), offline, "draft",
+            None if "draft" in explicit else inputs.draft_fallback, None if "draft" in explicit else absent_ok,
+        )
     return CheckContext.build(spec, target, draft, environment)
 
 
-def _facts(reference: str | None, revision: str | None, offline: bool, role: str, fallback: ModelFacts | None) -> ModelFacts | None:
+def _facts(
+    reference: str | None, revision: str | None, offline: bool, role: str, fallback: ModelFacts | None, absent_notes: list[str] | None = None
+) -> ModelFacts | None:
     if reference is None:
         return fallback
+    if absent_notes is not None:
+        try:
+            return _facts(reference, revision, offline, role, fallback)
+        except InputError as error:
+            absent_notes.append(f"{error.one_line()}; the {role}'s config.json facts are unknown, so rules that need them stayed quiet (give --{role} DIR)")
+            return fallback
     if fallback is not None:
         # A preset's snapshot stands in unless the real model is at hand (locally or cached).
         try:

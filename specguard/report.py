@@ -74,49 +74,130 @@ def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | No
     return document
 
 
+def json_text(document: Any) -> str:
+    """``document`` as strict JSON: a non-finite float (which no input should carry this far) is
+    written as null rather than as Python's bare NaN, which JSON parsers reject."""
+    import math
+
+    def strict(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: strict(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [strict(v) for v in value]
+        return value
+
+    try:
+        return json.dumps(document, indent=2, allow_nan=False)
+    except ValueError:
+        return json.dumps(strict(document), indent=2, allow_nan=False)
+
+
 def error_json(message: str) -> str:
     return json.dumps({"schema_version": SCHEMA_VERSION, "error": message, "exit_code": 2})
 
 
-def outcome_sarif(outcome: Outcome, ctx: CheckContext, rules_meta: dict[str, Any]) -> dict[str, Any]:
+def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: dict[str, Any], preset_file: str | None = None) -> dict[str, Any]:
+    """One SARIF 2.1.0 run over every launch checked. ``checked`` holds (outcome, context, the
+    ``FoundLaunch`` read from text or None); a finding read from text points at the line that
+    holds its flag (or the launch's first line), else at the target's config.json."""
     level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-    used = sorted({f.code for f in outcome.findings})
-    location = ctx.target.source if ctx.target else "launch"
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "specguard",
-                        "version": __version__,
-                        "informationUri": "https://github.com/sgl-project/sglang",
-                        "rules": [
-                            {
-                                "id": code,
-                                "name": rules_meta[code]["name"],
-                                "shortDescription": {"text": rules_meta[code]["summary"]},
-                                "helpUri": rules_meta[code]["sources"][0] if rules_meta[code]["sources"] else None,
-                            }
-                            for code in used
-                            if code in rules_meta
-                        ],
-                    }
-                },
-                "results": [
-                    {
-                        "ruleId": f.code,
-                        "level": level[f.severity],
-                        "message": {"text": f.message + (" (fixed)" if f.applied else "")},
-                        "locations": [{"physicalLocation": {"artifactLocation": {"uri": location}}}],
-                        "properties": {"flags": list(f.flags), "applied": f.applied},
-                    }
-                    for f in outcome.findings
-                ],
-            }
-        ],
+    used = sorted({f.code for outcome, _, _ in checked for f in outcome.findings})
+    results = []
+    for outcome, ctx, found in checked:
+        for f in outcome.findings:
+            uri, line = _finding_location(f, ctx, found, preset_file)
+            physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
+            if line is not None:
+                physical["region"] = {"startLine": line}
+            results.append(
+                {
+                    "ruleId": f.code,
+                    "level": level[f.severity],
+                    "message": {"text": f.message + (" (fixed)" if f.applied else "")},
+                    "locations": [{"physicalLocation": physical}],
+                    "properties": {"flags": list(f.flags), "applied": f.applied},
+                }
+            )
+    rules = []
+    for code in used:
+        if code not in rules_meta:
+            continue
+        rule: dict[str, Any] = {"id": code, "name": rules_meta[code]["name"], "shortDescription": {"text": rules_meta[code]["summary"]}}
+        if rules_meta[code].get("help"):
+            rule["help"] = {"text": rules_meta[code]["help"], "markdown": rules_meta[code]["help"]}
+        if rules_meta[code]["sources"] and rules_meta[code]["sources"][0].startswith("http"):
+            rule["helpUri"] = rules_meta[code]["sources"][0]
+        rules.append(rule)
+    return _sarif_log(rules, results)
+
+
+def _sarif_log(rules: list[dict[str, Any]], results: list[dict[str, Any]], notifications: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "specguard", "version": __version__, "informationUri": "https://github.com/sgl-project/sglang", "rules": rules}},
+        "results": results,
     }
+    if notifications is not None:
+        run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": notifications}]
+    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run]}
+
+
+def error_sarif(message: str) -> str:
+    """An input error as a SARIF notification, so code scanning shows it instead of nothing."""
+    notification = {"level": "error", "message": {"text": message}, "descriptor": {"id": "input-error"}}
+    return json.dumps(_sarif_log([], [], [notification]), indent=2)
+
+
+def _finding_location(finding: Finding, ctx: CheckContext, found: Any, preset_file: str | None = None) -> tuple[str, int | None]:
+    if found is None and preset_file is not None:
+        return _artifact_uri(preset_file), _preset_line(preset_file, finding.flags)
+    if found is None:
+        return (ctx.target.source if ctx.target else "launch"), None
+    from specguard.dialects import canonical_flag
+
+    wanted = set(finding.flags)
+    for index, token in enumerate(found.argv):
+        if token.startswith("-") and canonical_flag(token.split("=", 1)[0], found.dialect) in wanted:
+            file, line = found.location_of(index)
+            return _artifact_uri(file), line
+    return _artifact_uri(found.source), found.line
+
+
+def _preset_line(preset_file: str, flags: tuple[str, ...]) -> int | None:
+    """The line of a preset's ``flags:`` entry for one of ``flags`` (written without the dashes,
+    in SGLang's or slime's spelling)."""
+    import re
+    from pathlib import Path
+
+    names = {flag.removeprefix("--") for flag in flags} | {"sglang-" + flag.removeprefix("--") for flag in flags}
+    try:
+        lines = Path(preset_file).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    in_flags = False
+    for number, text in enumerate(lines, 1):
+        if re.match(r"[A-Za-z_]", text):  # a top-level key: are we entering `flags:`?
+            in_flags = text.startswith("flags:")
+            continue
+        match = re.match(r"\s+([A-Za-z0-9-]+)\s*:", text)
+        if in_flags and match and match.group(1) in names:
+            return number
+    return None
+
+
+def _artifact_uri(file: str) -> str:
+    """A path relative to the working directory where it lies below it (what code scanning
+    matches against the repository), else a file: URI; <command>/<stdin> stay as they are."""
+    from pathlib import Path
+
+    if file.startswith("<"):
+        return file
+    path = Path(file).resolve()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_uri()
 
 
 def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: str | None = "rerun with --fix (safe) or --unsafe-fixes") -> None:
@@ -131,9 +212,10 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
     )
     if outcome.findings:
         table = Table(show_lines=True, expand=True)
-        table.add_column("rule", no_wrap=True)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("finding and fix", ratio=1)
+        # Narrow terminals wrap (fold) every column; nothing a user needs is cut to "…".
+        table.add_column("rule", overflow="fold")
+        table.add_column("severity", overflow="fold")
+        table.add_column("finding and fix", ratio=1, overflow="fold")
         for f in outcome.findings:
             text = f.message
             if f.fix is not None:
@@ -151,10 +233,8 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
         console.print("[green]No findings.[/green]")
     if outcome.changes:
         changes = Table(title="flags: original -> corrected", expand=False)
-        changes.add_column("flag")
-        changes.add_column("original")
-        changes.add_column("corrected")
-        changes.add_column("rule")
+        for column in ("flag", "original", "corrected", "rule"):
+            changes.add_column(column, overflow="fold")
         for c in outcome.changes:
             name = c.name if c.target == "flag" else f"env {c.name}"
             changes.add_row(name, _show(c.old), _show(c.new), c.rule)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,11 +27,15 @@ from specguard.cli.options import (
     Target,
     UnsafeFixes,
 )
+from specguard.cli.launch_forms import LaunchRequest, reject_misspelled_options, requests_from, version_from_image, wants_help
 from specguard.inputs import CheckInputs, gather
 from specguard.models import Applicability, Dialect
-from specguard.report import outcome_json, outcome_sarif, print_human
+from specguard.report import SCHEMA_VERSION, json_text, outcome_json, outcome_sarif, print_human
 from specguard.rules import ALL_RULES
 from specguard.rules.base import CheckContext
+
+if TYPE_CHECKING:
+    from specguard.launch_text import FoundLaunch
 
 
 def build_inputs(
@@ -46,21 +50,30 @@ def build_inputs(
     gpu_count: int | None,
     env: list[str] | None,
     offline: bool,
+    found: FoundLaunch | None = None,
 ) -> CheckInputs:
-    """Merge a preset (if any) with what the command line says; the command line wins."""
+    """Merge a preset (if any) with what the command line says; the command line wins.
+
+    ``found``: the launch was read from text (one string, stdin, a script); its dialect comes
+    from its entry point, its env vars count as --env, and an ``lmsysorg/sglang:vX.Y.Z`` image
+    names the SGLang version unless --sglang-version does."""
     server_args = list(ctx_args)
     if server_args[:1] == ["--"]:
         server_args = server_args[1:]
+    image_version = version_from_image(found.image) if found and not sglang_version else None
     inputs = CheckInputs(
         server_args=server_args,
-        dialect=Dialect(dialect) if dialect else None,
+        dialect=Dialect(dialect) if dialect else (found.dialect if found else None),
         target=target,
         draft=draft,
-        sglang_version=sglang_version,
+        sglang_version=sglang_version or image_version,
+        sglang_version_origin="docker image tag" if image_version else None,
         gpu=gpu,
         gpu_count=gpu_count,
-        env_overrides=tuple(env or ()),
+        env_overrides=(*(f"{k}={v}" for k, v in found.env), *(env or ())) if found else tuple(env or ()),
         offline=offline,
+        models_may_be_absent=found is not None,
+        explicit_models=frozenset(role for role, given in (("target", target), ("draft", draft)) if given),
     )
     if preset:
         from specguard.presets import apply_preset  # presets read YAML: only imported when asked
@@ -75,8 +88,8 @@ def fix_level(fix: bool, unsafe_fixes: bool) -> Applicability | None:
     return Applicability.SAFE if fix else None
 
 
-def run_check(inputs: CheckInputs, level: Applicability | None) -> tuple[CheckContext, engine.Outcome]:
-    ctx = gather(inputs, os.environ)
+def run_check(inputs: CheckInputs, level: Applicability | None, notes: list[str] | None = None) -> tuple[CheckContext, engine.Outcome]:
+    ctx = gather(inputs, os.environ, notes)
     return ctx, engine.check(ALL_RULES, ctx, fix_level=level)
 
 
@@ -111,7 +124,24 @@ def _memory_extra(ctx: CheckContext, outcome: engine.Outcome, explain_memory: bo
 
 
 def rules_meta() -> dict[str, dict]:
-    return {r.code: {"name": r.name, "summary": r.summary, "sources": list(r.sources)} for r in ALL_RULES}
+    return {
+        r.code: {
+            "name": r.name,
+            "summary": r.summary,
+            "sources": list(r.sources),
+            # The rule's own documentation, the text `specguard rule CODE` prints (SARIF `help`).
+            "help": f"## What it does\n{r.docs.what}\n\n## Why is this bad\n{r.docs.why}\n\n## Fix\n{r.docs.fix}\n\n## Fix safety\n{r.docs.fix_safety}",
+        }
+        for r in ALL_RULES
+    }
+
+
+@dataclass(frozen=True)
+class CheckedLaunch:
+    request: LaunchRequest
+    ctx: CheckContext
+    outcome: engine.Outcome
+    notes: tuple[str, ...]
 
 
 def check_command(
@@ -128,34 +158,85 @@ def check_command(
     unsafe_fixes: UnsafeFixes = False,
     offline: Offline = False,
     output_format: Format = OutputFormat.human,
-    write: Annotated[Path | None, typer.Option("--write", help="With --preset: write the corrected preset here.")] = None,
+    script: Annotated[
+        str | None, typer.Option("--script", help="A slime or SGLang launch script (- for stdin): every launch in it is checked, by line.")
+    ] = None,
+    write: Annotated[Path | None, typer.Option("--write", help="With --preset: write the corrected preset here (a new file).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="With --write: replace an existing file.")] = False,
+    in_place: Annotated[bool, typer.Option("--in-place", help="With --write: rewrite the preset being checked (its comments and order kept).")] = False,
     explain_memory: Annotated[bool, typer.Option("--explain-memory", help="Show the GPU memory budget (weights, KV pool, tree, CUDA graphs, headroom).")] = False,
 ) -> None:
-    """Check a speculative-decoding launch: SERVER_ARGS after `--`, in SGLang's, slime's or sgl-jax's spelling."""
-    as_json = output_format is not OutputFormat.human
-    with clean_errors(lambda: as_json):
-        inputs = build_inputs(
-            ctx.args, preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
-            sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline,
-        )
-        check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes))
-        outcome = with_handled(preset, check_ctx, outcome)
+    """Check speculative-decoding launches: SERVER_ARGS after `--` (SGLang's, slime's or sgl-jax's
+    spelling), a whole command as one string (env prefixes, `docker run ... IMAGE ...` included),
+    `-` to read it from stdin, or --script FILE."""
+    if wants_help(ctx.args):
+        print(ctx.get_help())
+        raise typer.Exit(0)
+    machine_format = {OutputFormat.json: True, OutputFormat.sarif: "sarif"}.get(output_format, False)
+    with clean_errors(lambda: machine_format):
+        reject_misspelled_options(ctx.args, own_options(ctx))
+        requests = requests_from(ctx.args, script, preset=preset)
+        if write is not None and len(requests) > 1:
+            raise typer.BadParameter("--write writes one corrected preset; the input holds several launches", param_hint="--write")
+        checked: list[CheckedLaunch] = []
+        for request in requests:
+            inputs = build_inputs(
+                list(request.server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
+                sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=request.found,
+            )
+            notes: list[str] = []
+            check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes), notes)
+            checked.append(CheckedLaunch(request, check_ctx, with_handled(preset, check_ctx, outcome), tuple(notes)))
         if write is not None:
             if not preset:
                 raise typer.BadParameter("--write needs --preset", param_hint="--write")
             from specguard.presets import write_corrected_preset
 
-            write_corrected_preset(preset, outcome.corrected, write)
+            write_corrected_preset(preset, checked[0].outcome.corrected, write, force=force, in_place=in_place)
+    exit_code = max(c.outcome.exit_code for c in checked)
     if output_format is OutputFormat.json:
-        print(json.dumps(outcome_json(outcome, check_ctx, extra=_memory_extra(check_ctx, outcome, explain_memory)), indent=2))
+        documents = [_launch_json(c, explain_memory) for c in checked]
+        single = len(checked) == 1 and script is None
+        document = documents[0] if single else {"schema_version": SCHEMA_VERSION, "ok": exit_code == 0, "exit_code": exit_code, "launches": documents}
+        print(json_text(document))
     elif output_format is OutputFormat.sarif:
-        print(json.dumps(outcome_sarif(outcome, check_ctx, rules_meta()), indent=2))
+        preset_file = None
+        if preset:
+            from specguard.presets import load
+
+            preset_file = str(load(preset).path)
+        print(json_text(outcome_sarif([(c.outcome, c.ctx, c.request.found) for c in checked], rules_meta(), preset_file)))
     else:
         from rich.console import Console
 
-        print_human(outcome, check_ctx, Console(file=sys.stdout, width=_console_width()))
-        if explain_memory:  # --explain-memory (specguard/memory/report.py)
-            from specguard.memory.report import print_memory
+        console = Console(file=sys.stdout, width=_console_width())
+        for number, c in enumerate(checked, 1):
+            if c.request.found is not None:
+                found = c.request.found
+                image = f" in {found.image}" if found.image else ""
+                console.print(f"[bold]{found.source}:{found.line}[/bold]: launch {number} of {len(checked)}{image}", markup=True, highlight=False)
+            for note in c.notes:
+                console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+            print_human(c.outcome, c.ctx, console)
+            if explain_memory:  # --explain-memory (specguard/memory/report.py)
+                from specguard.memory.report import print_memory
 
-            print_memory(check_ctx, Console(file=sys.stdout, width=_console_width()), outcome.corrected)
-    raise typer.Exit(outcome.exit_code)
+                print_memory(c.ctx, console, c.outcome.corrected)
+        if len(checked) > 1:
+            failing = sum(1 for c in checked if c.outcome.exit_code)
+            console.print(f"[bold]{len(checked)} launches checked; {failing} with errors remaining[/bold]")
+    raise typer.Exit(exit_code)
+
+
+def own_options(ctx: typer.Context) -> list[str]:
+    return [name for param in ctx.command.params for name in getattr(param, "opts", ()) if name.startswith("--")]
+
+
+def _launch_json(checked: CheckedLaunch, explain_memory: bool) -> dict:
+    document = outcome_json(checked.outcome, checked.ctx, extra=_memory_extra(checked.ctx, checked.outcome, explain_memory))
+    found = checked.request.found
+    if found is not None:
+        document["location"] = {"file": found.source, "line": found.line, "image": found.image, "dialect": found.dialect.value}
+    if checked.notes:
+        document["notes"] = list(checked.notes)
+    return document

@@ -18,7 +18,7 @@ def debug_enabled() -> bool:
 
 
 @contextmanager
-def clean_errors(json_output: Callable[[], bool] = lambda: False) -> Iterator[None]:
+def clean_errors(json_output: Callable[[], bool | str] = lambda: False) -> Iterator[None]:
     try:
         yield
     except InputError as error:
@@ -31,8 +31,13 @@ def clean_errors(json_output: Callable[[], bool] = lambda: False) -> Iterator[No
         _fail(f"internal error ({error.__class__.__name__}): {_redact(str(error))}; rerun with SPECGUARD_DEBUG=1 for the traceback", json_output())
 
 
-def _fail(message: str, as_json: bool) -> None:
-    if as_json:
+def _fail(message: str, as_json: bool | str) -> None:
+    """``as_json``: True for a JSON document, "sarif" for a SARIF log holding the error as a notification."""
+    if as_json == "sarif":
+        from specguard.report import error_sarif
+
+        print(error_sarif(message))
+    elif as_json:
         print(error_json(message))
     else:
         print(f"specguard: error: {message}", file=sys.stderr)

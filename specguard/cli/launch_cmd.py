@@ -30,7 +30,8 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from specguard.cli.check import build_inputs, run_check
+from specguard.cli.check import build_inputs, own_options, run_check
+from specguard.cli.launch_forms import reject_misspelled_options, requests_from, wants_help
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import (
     DialectOpt,
@@ -128,15 +129,23 @@ def launch_command(
 
     SERVER_ARGS go after `--`. See the exit codes below.
     """
+    if wants_help(ctx.args):  # before anything starts: `launch -h` must never start a runtime
+        print(ctx.get_help())
+        raise typer.Exit(0)
     as_json = output_format is not OutputFormat.human
     with clean_errors(lambda: as_json):
         if output_format is OutputFormat.sarif or (as_json and not dry_run):
             raise typer.BadParameter("--format json is for --dry-run; a live launch reports on stderr", param_hint="--format")
         from rich.console import Console
 
+        reject_misspelled_options(ctx.args, own_options(ctx))
+        requests = requests_from(ctx.args, None, preset=preset)
+        if len(requests) > 1:
+            lines = ", ".join(f"line {r.found.line}" for r in requests if r.found)
+            raise InputError(f"the text holds {len(requests)} launches ({lines}); launch starts one", hint="pass one command, or check them all with specguard check")
         console = Console(file=ResilientStream(sys.stderr), soft_wrap=True)
         session = _prepare(
-            ctx.args, console, as_json=as_json, dry_run=dry_run, preset=preset, target=target, draft=draft, dialect=dialect,
+            list(requests[0].server_args), console, found=requests[0].found, as_json=as_json, dry_run=dry_run, preset=preset, target=target, draft=draft, dialect=dialect,
             sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, no_fix=no_fix,
             unsafe_fixes=unsafe_fixes, force=force, host=host, port=port, runtime=runtime,
         )
@@ -311,11 +320,13 @@ def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: 
                 if fixable and result.kind == "crashed" and not retry_with_fix:
                     console.print("rerun with --retry-with-fix to try the fix above once")
                 return result.exit_code
-            for edit in fixable[0].edits:
-                spec = spec.apply(edit)
+            spec, refusal = _recheck_retry(spec, fixable[0].edits, check_ctx, outcome)
+            if refusal:
+                console.print(f"[bold red]not retrying[/bold red]: {refusal}", highlight=False)
+                return result.exit_code
             plan = plan_launch(spec, requested=session["runtime_choice"].value, preset_runtime=session["preset_runtime"],
                                gpu_platform=check_ctx.env.platform)
-            console.print(f"[bold]retrying once with the fix for {fixable[0].signature.key}[/bold]: {fixable[0].fix_title}")
+            console.print(f"[bold]retrying once with the fix for {fixable[0].signature.key}[/bold]: {fixable[0].fix_title} (re-checked for SGLang {check_ctx.env.sglang_version})")
         return 1
     finally:
         for signum, handler in previous.items():
@@ -325,6 +336,23 @@ def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: 
                 sink.close()
             except OSError:
                 pass
+
+
+def _recheck_retry(spec: Any, edits: Any, check_ctx: Any, outcome: Any) -> tuple[Any, str | None]:
+    """The retried launch is checked like the first one: the crash fix is applied, then the safe
+    fixes (so a fallback written as --cuda-graph-max-bs becomes the name this SGLang release
+    accepts, VB003), and a retry that would bring a new error is refused instead of started."""
+    from specguard import engine
+    from specguard.rules import ALL_RULES
+
+    for edit in edits:
+        spec = spec.apply(edit)
+    retried = engine.check(ALL_RULES, check_ctx.with_spec(spec), fix_level=Applicability.SAFE)
+    before = {f.code for f in outcome.errors}
+    new_errors = [f for f in retried.errors if f.code not in before]
+    if new_errors:
+        return spec, "; ".join(f"{f.code}: {f.message}" for f in new_errors)
+    return retried.corrected, None
 
 
 def _fail(console: Any, message: str) -> None:

@@ -60,7 +60,50 @@ def run() -> None:
     anything unrecognised go through the full app."""
     argv = sys.argv[1:]
     name = argv[0] if argv else None
-    if name in _REGISTER and not {"--help", "-h"} & set(argv):
-        build_app((name,))(prog_name="specguard")
-    else:
-        app(prog_name="specguard")
+    application = build_app((name,)) if name in _REGISTER and not {"--help", "-h"} & set(argv) else app
+    sys.exit(invoke(application, argv))
+
+
+def invoke(application: typer.Typer, argv: list[str]) -> int:
+    """Run the app; click's usage errors become one line (a JSON or SARIF document under
+    --format json/sarif) and exit code 2, like every other input error."""
+    try:  # typer >= 0.20 vendors click as typer._click; its usage errors are not re-exported
+        from typer._click.exceptions import NoArgsIsHelpError, UsageError
+    except ImportError:  # pragma: no cover - older typer runs on click itself
+        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+
+    try:
+        result = application(args=argv, prog_name="specguard", standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        print(error.ctx.get_help() if error.ctx else "specguard --help")
+        return 2
+    except UsageError as error:
+        message = error.format_message().replace("\n", " ")
+        command = error.ctx.command_path if error.ctx else "specguard"
+        fmt = _requested_format(argv)
+        if fmt == "json":
+            from specguard.report import error_json
+
+            print(error_json(message))
+        elif fmt == "sarif":
+            from specguard.report import error_sarif
+
+            print(error_sarif(message))
+        else:
+            print(f"specguard: error: {message} (see {command} --help)", file=sys.stderr)
+        return 2
+    except typer.Abort:
+        print("specguard: aborted", file=sys.stderr)
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+def _requested_format(argv: list[str]) -> str | None:
+    for index, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == "--format" and index + 1 < len(argv):
+            return argv[index + 1].lower()
+        if token.startswith("--format="):
+            return token.split("=", 1)[1].lower()
+    return None

@@ -42,7 +42,7 @@ def list_command(output_format: Format = OutputFormat.human) -> None:
 
     table = Table(title="specguard presets", expand=False)
     for column in ("name", "runtime", "flags", "algorithm", "target", "draft"):
-        table.add_column(column, no_wrap=column in ("name", "runtime", "flags", "algorithm"), overflow="fold")
+        table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(row["name"], row["runtime"], row["dialect"], row["algorithm"] or "-", row["target"], row["draft"] or "(none)")
     Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 150)).print(table)
@@ -81,16 +81,21 @@ def show_command(
 
         print(json.dumps(outcome_json(outcome, check_ctx, {"preset": loaded.preset.model_dump(mode="json", exclude_none=True)}), indent=2))
         raise typer.Exit(outcome.exit_code)
+    import io
+
     from rich.console import Console
 
     from specguard.report import print_human
 
-    console = Console(file=sys.stdout, soft_wrap=False)
-    console.print(f"[bold]# {loaded.path}[/bold]", highlight=False)
-    console.print(text.rstrip(), markup=False, highlight=False)
-    console.print("")
-    console.print(f"[bold]# specguard check --preset {name}{' --offline' if offline else ''}[/bold]")
-    print_human(outcome, check_ctx, console)
+    # stdout stays a valid YAML document (`presets show NAME > mine.yaml` is a preset): the file
+    # verbatim, and what check says of it as YAML comments after it, never wrapped into the YAML.
+    report = io.StringIO()
+    print_human(outcome, check_ctx, Console(file=report, width=110, no_color=True, highlight=False))
+    print(f"# {loaded.path}")
+    print(text.rstrip("\n"))
+    print(f"\n# specguard check --preset {name}{' --offline' if offline else ''}")
+    for line in report.getvalue().rstrip("\n").splitlines():
+        print(f"# {line}".rstrip())
     raise typer.Exit(outcome.exit_code)
 
 

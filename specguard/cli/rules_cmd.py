@@ -59,7 +59,7 @@ def rules_command(output_format: Format = OutputFormat.human) -> None:
 
     table = Table(title=f"{len(ALL_RULES)} rules")
     for column in ("code", "name", "severity", "applies to", "summary"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for r in ALL_RULES:
         scope = " ".join(filter(None, [r.sglang_versions and f"SGLang {r.sglang_versions}", r.dialects and "/".join(d.value for d in r.dialects)]))
         table.add_row(r.code, r.name, r.severity.value, scope or "all", r.summary)

@@ -31,9 +31,32 @@ MODULES = {"sglang": "sglang.launch_server", "reference": "specguard.runtime", "
 INSTALL_HINTS = {
     "sglang": "pip install 'sglang[all]' on a GPU machine (https://docs.sglang.ai/get_started/install.html)",
     "sgl-jax": "pip install sglang-jax on a TPU host (https://github.com/sgl-project/sglang-jax)",
-    "reference": "pip install 'specguard[runtime]' (torch, fastapi, uvicorn, safetensors, tokenizers)",
 }
 REFERENCE_MODULES = ("torch", "fastapi", "uvicorn", "safetensors", "tokenizers")
+# PyTorch's own index of CPU-only wheels: torch from PyPI on Linux pulls several GB of CUDA.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def reference_install_hint() -> str:
+    """The command that installs the runtime extra the way this specguard was installed: from a
+    clone (an editable install, PEP 660 direct_url.json) or from the registry; torch from the CPU
+    index first, so the extra does not pull a CUDA build of torch."""
+    import json
+    from importlib import metadata
+
+    torch_first = f"pip install torch --index-url {TORCH_CPU_INDEX}"
+    direct_url: dict = {}
+    for distribution in metadata.distributions(name="specguard"):  # an in-tree egg-info can come first
+        try:
+            direct_url = json.loads(distribution.read_text("direct_url.json") or "{}")
+        except ValueError:
+            continue
+        if direct_url:
+            break
+    if direct_url.get("dir_info", {}).get("editable"):
+        clone = direct_url.get("url", "").removeprefix("file://") or "."
+        return f"{torch_first} && pip install -e '{clone}[runtime]' (torch, fastapi, uvicorn, safetensors, tokenizers)"
+    return f"{torch_first} && pip install 'specguard[runtime]' (torch, fastapi, uvicorn, safetensors, tokenizers)"
 
 
 @dataclass(frozen=True)
@@ -141,7 +164,7 @@ def reference_refusal(server_args: list[str]) -> str | None:
     """Why the reference runtime cannot run these flags (None: it can)."""
     missing = [m for m in REFERENCE_MODULES if not module_available(m)]
     if missing:
-        return f"the reference runtime needs {', '.join(missing)}: {INSTALL_HINTS['reference']}"
+        return f"the reference runtime needs {', '.join(missing)}: {reference_install_hint()}"
     from specguard.runtime.errors import RuntimeInputError
     from specguard.runtime.flags import parse_flags
 

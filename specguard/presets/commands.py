@@ -149,25 +149,105 @@ def dump_yaml(document: dict[str, Any]) -> str:
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
 
 
-def write_corrected_preset(name_or_path: str, corrected: LaunchSpec, path: Path) -> None:
-    """Write the corrected launch as a preset at ``path``; snapshots are copied beside it."""
+def write_corrected_preset(name_or_path: str, corrected: LaunchSpec, path: Path, *, force: bool = False, in_place: bool = False) -> None:
+    """Write the corrected launch as a preset at ``path``; snapshots are copied beside it.
+
+    Nothing the user has is lost: an existing file is replaced only with ``force`` (the preset's
+    own file only with ``in_place``), a snapshot file already there is never replaced, the user's
+    comments and key order survive (ruamel.yaml round trip of the preset's own text), and the file
+    is written to a temporary file and renamed over, so a full disk leaves the old one whole.
+    """
     loaded = load(name_or_path)
     document = preset_document(loaded.preset, corrected, base_env=dict(os.environ))
     out = Path(path)
     out_dir = out.parent if str(out.parent) else Path(".")
+    is_input = out.exists() and loaded.path is not None and out.resolve() == loaded.path.resolve()
+    if is_input and not in_place:
+        raise InputError(f"--write {path} is the preset being checked", hint="pass --in-place to rewrite it, or --write another file")
+    if out.exists() and not is_input and not force:
+        raise InputError(f"--write {path} already exists", hint="pass --force to replace it, or --write another file")
+    text = _round_trip_yaml(loaded.path, document) if loaded.path is not None and loaded.path.is_file() else dump_yaml(document)
+    copies: list[tuple[Path, Path]] = []
+    for ref in (loaded.preset.target, loaded.preset.draft):
+        if ref is None or ref.config is None:
+            continue
+        source = loaded.snapshot_path(ref)
+        destination = resolve_inside(out_dir, ref.config, out)
+        if source is None or source.resolve() == destination.resolve():
+            continue
+        if destination.exists():
+            if destination.read_bytes() != source.read_bytes():
+                raise InputError(f"{destination} already exists and differs from the preset's snapshot", hint="write the preset into another folder; specguard never replaces a snapshot")
+            continue
+        copies.append((source, destination))
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        for ref in (loaded.preset.target, loaded.preset.draft):
-            if ref is None or ref.config is None:
-                continue
-            source = loaded.snapshot_path(ref)
-            destination = resolve_inside(out_dir, ref.config, out)
-            if source is not None and source != destination:
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, destination)
-        out.write_text(dump_yaml(document), encoding="utf-8")
+        for source, destination in copies:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(destination, source.read_bytes())
+        write_atomically(out, text.encode("utf-8"))
     except OSError as error:
-        raise InputError(f"cannot write the corrected preset to {path} ({error.__class__.__name__})", hint="check the directory") from None
+        raise InputError(f"cannot write the corrected preset to {path} ({error.strerror or error.__class__.__name__}); nothing was replaced", hint="check the directory and the free space") from None
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, flush it to disk, then rename it over
+    ``path``: a failure at any point leaves ``path`` as it was."""
+    import tempfile
+
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(descriptor, view)
+            view = view[written:]
+        os.fsync(descriptor)
+        os.close(descriptor)
+        descriptor = -1
+        if path.exists():
+            shutil.copymode(path, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        if descriptor >= 0:
+            os.close(descriptor)
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _round_trip_yaml(original: Path, document: dict[str, Any]) -> str:
+    """The preset's own YAML text with ``document``'s values put in, key by key, so that the
+    user's comments and order stay where they were (ruamel.yaml's round-trip mode)."""
+    import io
+
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 100
+    tree = yaml.load(original.read_text(encoding="utf-8"))
+    # Only what a correction changes is touched; the rest stays as the user wrote it.
+    for key in CORRECTED_KEYS:
+        if key not in document:
+            tree.pop(key, None)
+        elif key not in tree or not hasattr(tree[key], "items") or not isinstance(document[key], dict):
+            if tree.get(key) != document[key]:
+                tree[key] = document[key]
+        else:
+            _merge(tree[key], document[key])
+    stream = io.StringIO()
+    yaml.dump(tree, stream)
+    return stream.getvalue()
+
+
+CORRECTED_KEYS = ("flags", "env", "handles")
+
+
+def _merge(tree: Any, values: dict[str, Any]) -> None:
+    for key in [k for k in tree if k not in values]:
+        del tree[key]
+    for key, value in values.items():
+        if key not in tree or tree[key] != value:
+            tree[key] = value
 
 
 def render_dialects(loaded: LoadedPreset) -> list[Dialect]:

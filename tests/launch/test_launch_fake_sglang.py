@@ -119,6 +119,25 @@ def test_retry_with_fix_applies_the_fallback_once_and_serves(launcher_factory) -
     assert_no_process_left(launcher.runtime_pgid)
 
 
+def test_retry_after_oom_uses_the_flag_name_the_release_accepts(launcher_factory) -> None:
+    """The OOM fallback caps the decode CUDA-graph batch; SGLang 0.5.20+ rejects the old
+    --cuda-graph-max-bs name, so the re-checked retry writes --cuda-graph-max-bs-decode (VB003)."""
+    port = free_port()
+    env = launch_env(
+        {"FAKE_SGLANG_CRASH_LINE": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+         "FAKE_SGLANG_CRASH_UNLESS": "--cuda-graph-max-bs-decode"},
+        fake_sglang=True,
+    )
+    launcher = launcher_factory(args(port, "--retry-with-fix", "--no-smoke", "--sglang-version", "0.5.23"), env)
+    launcher.wait_for("serving at", timeout=180)
+    retried = next(line for line in launcher.err.split("retrying once")[1].splitlines() if line.startswith("starting"))
+    assert retried.endswith("--cuda-graph-max-bs-decode 8")
+    assert "--cuda-graph-max-bs 8" not in retried
+    launcher.interrupt()
+    assert launcher.wait(timeout=60) == 130
+    assert_no_process_left(launcher.runtime_pgid)
+
+
 def test_port_in_use_before_start_is_a_clear_input_error(launcher_factory) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))

@@ -1,0 +1,587 @@
+"""Find every launch in launch text: one command string, stdin, a shell script, ``docker run``.
+
+One reader for every textual form, so a launch pasted as one string and the same launch inside
+a slime script are read alike. It understands the shell that published launch scripts use,
+without running anything:
+
+- comments, ``\\``-newline continuations, single and double quotes, ``;``/``&&``/``|`` lists;
+- variables and bash arrays (``SGLANG_ARGS=( ... )``, ``+=``), ``export``, env prefixes
+  (``SGLANG_ENABLE_SPEC_V2=1 python -m ...``), ``$VAR``, ``${VAR:-default}``, ``${ARR[@]}``;
+- ``$(seq ...)`` (used for ``--cuda-graph-bs``), and the ``$(cd "$(dirname ...)" && pwd)`` idiom
+  for the script's own folder, so ``source "${SCRIPT_DIR}/models/x.sh"`` is read too;
+- entry points: ``python[3] -m sglang.launch_server`` and ``sglang serve`` (SGLang),
+  ``python[3] -m sgl_jax.launch_server`` (sgl-jax), slime's ``train.py``/``train_async.py``
+  (also behind ``ray job submit ... --``), each optionally inside ``docker run ... IMAGE``.
+
+Anything else a command substitution would compute is unknown and kept as written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specguard.errors import InputError
+from specguard.models import Dialect
+from specguard.spec import RELEVANT_ENV_PREFIXES
+
+# Entry points: the module (after ``python -m``) or script name, and the flag dialect it reads.
+ENTRY_MODULES: dict[str, Dialect] = {
+    "sglang.launch_server": Dialect.SGLANG,
+    "sgl_jax.launch_server": Dialect.SGL_JAX,
+}
+SLIME_ENTRY_SCRIPTS = ("train.py", "train_async.py")
+SLIME_ARGS_ARRAY = "SGLANG_ARGS"
+_PYTHON = re.compile(r"^(?:.*/)?python(?:3(?:\.\d+)?)?$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$", re.S)
+# Docker's own options that take a value as the next word (docker run --help).
+_DOCKER_VALUE_OPTIONS = {
+    "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--shm-size",
+    "--ipc", "--network", "--net", "-w", "--workdir", "--entrypoint", "-u", "--user", "--runtime",
+    "--ulimit", "--device", "--mount", "--cpus", "--memory", "-m", "--label", "-l",
+    "--cap-add", "--security-opt", "--add-host", "--hostname", "-h", "--platform", "--pid", "--restart",
+}
+_SHELL_KEYWORDS = {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "for", "in", "case", "esac", "{", "}", "!", "time"}
+
+
+@dataclass(frozen=True)
+class FoundLaunch:
+    """One launch: its server arguments, env vars, dialect, docker image and where it was written."""
+
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    dialect: Dialect
+    source: str
+    line: int
+    image: str | None = None
+    # Where each argument was written: (file, line); an array's element keeps its own line,
+    # also when the array comes from a sourced file.
+    arg_locations: tuple[tuple[str, int], ...] = ()
+
+    def location_of(self, index: int) -> tuple[str, int]:
+        return self.arg_locations[index] if index < len(self.arg_locations) else (self.source, self.line)
+
+
+@dataclass
+class _Segment:
+    text: str
+    kind: str  # "lit" (may be word-split/expanded as written), "quoted" (literal), "dq" (double-quoted, expands), "sub" (command substitution)
+    quoted: bool = False
+
+
+@dataclass
+class _Word:
+    segments: list[_Segment]
+    line: int
+    opens_array: bool = False  # NAME=( : the word ended with '=' right before '('
+
+
+@dataclass
+class _Op:
+    text: str
+    line: int
+
+
+@dataclass
+class _Shell:
+    script_dir: Path | None
+    variables: dict[str, list[str]] = field(default_factory=dict)
+    array_locations: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    exported: dict[str, str] = field(default_factory=dict)
+    depth: int = 0
+
+
+def find_launches(text: str, source: str, *, script_dir: Path | None = None) -> list[FoundLaunch]:
+    """Every launch in ``text`` in order. ``source`` names it in messages (a file, ``<stdin>``)."""
+    shell = _Shell(script_dir=script_dir)
+    launches = list(_run(text, source, shell))
+    if not launches and shell.variables.get(SLIME_ARGS_ARRAY):
+        # slime's guide publishes the SGLANG_ARGS=( ... ) array alone (and `specguard render
+        # --to slime` writes it): the array is the launch's SGLang part.
+        locations = shell.array_locations[SLIME_ARGS_ARRAY]
+        launches.append(
+            FoundLaunch(
+                argv=tuple(shell.variables[SLIME_ARGS_ARRAY]), env=tuple(
+                    (k, v) for k, v in shell.exported.items() if k.startswith(RELEVANT_ENV_PREFIXES)
+                ), dialect=Dialect.SLIME, source=source, line=locations[0][1], arg_locations=tuple(locations),
+            )
+        )
+    return launches
+
+
+def read_launches(path: Path) -> list[FoundLaunch]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"--script {path}: no such file", hint="give the path of a launch script") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"--script {path}: cannot read it ({error.__class__.__name__})", hint="give a readable UTF-8 shell script") from None
+    return find_launches(text, str(path), script_dir=path.resolve().parent)
+
+
+def _run(text: str, source: str, shell: _Shell) -> Iterator[FoundLaunch]:
+    tokens = _tokenize(text, source)
+    index = 0
+    while index < len(tokens):
+        command: list[_Word] = []
+        while index < len(tokens) and not isinstance(tokens[index], _Op):
+            word = tokens[index]
+            index += 1
+            if word.opens_array and index < len(tokens) and isinstance(tokens[index], _Op) and tokens[index].text == "(":
+                index = _assign_array(word, tokens, index + 1, shell, source)
+                continue
+            command.append(word)
+        if index < len(tokens):
+            index += 1  # the operator ends the command; a stray '(' or ')' is skipped with it
+        if command:
+            yield from _command(command, source, shell)
+
+
+def _assign_array(word: _Word, tokens: list, index: int, shell: _Shell, source: str) -> int:
+    name, append = _assignment_name(word)
+    values: list[str] = []
+    locations: list[tuple[str, int]] = []
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        if isinstance(token, _Op):
+            if token.text == ")":
+                break
+            continue  # newlines inside ( ... ) separate nothing
+        for value in _expand(token, shell):
+            values.append(value)
+            locations.append((source, token.line))
+    if name:
+        shell.variables[name] = [*(shell.variables.get(name, []) if append else []), *values]
+        shell.array_locations[name] = [*(shell.array_locations.get(name, []) if append else []), *locations]
+    return index
+
+
+
+
+
+def _assignment_name(word: _Word) -> tuple[str | None, bool]:
+    first = word.segments[0].text if word.segments and word.segments[0].kind == "lit" else ""
+    match = _ASSIGNMENT.match(first)
+    if not match or len(word.segments) != 1 or match.group(3):
+        return None, False
+    return match.group(1), bool(match.group(2))
+
+
+def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLaunch]:
+    expanded: list[tuple[str, tuple[str, int]]] = []  # (word, where it was written)
+    for word in words:
+        values = _expand(word, shell)
+        locations = _array_locations(word, shell, len(values), source)
+        expanded.extend(zip(values, locations))
+    names = [w for w, _ in expanded]
+    while names and names[0] in _SHELL_KEYWORDS:
+        names, expanded = names[1:], expanded[1:]
+    if not names:
+        return
+    prefix_env: list[tuple[str, str]] = []
+    start = 0
+    while start < len(names) and (match := _ASSIGNMENT.match(names[start])) and not match.group(2):
+        prefix_env.append((match.group(1), match.group(3)))
+        start += 1
+    if start == len(names):
+        for key, value in prefix_env:  # plain assignments: shell variables
+            shell.variables[key] = [value]
+        return
+    head = names[start]
+    if head == "export":
+        for entry in names[start + 1 :]:
+            match = _ASSIGNMENT.match(entry)
+            if match:
+                shell.variables[match.group(1)] = [match.group(3)]
+                shell.exported[match.group(1)] = match.group(3)
+            elif _NAME.match(entry) and entry in shell.variables:
+                shell.exported[entry] = " ".join(shell.variables[entry])
+        return
+    if head in ("source", ".") and start + 1 < len(names):
+        yield from _source(names[start + 1], source, shell)
+        return
+    entry = _entry_point(names, start)
+    if entry is None:
+        return
+    entry_index, args_index, dialect = entry
+    # Exported variables reach the launch; only SGLang's own are worth carrying from a script's
+    # environment (PYTHONUNBUFFERED is not), while a prefix on the command is meant for it.
+    env = {k: v for k, v in shell.exported.items() if k.startswith(RELEVANT_ENV_PREFIXES)}
+    env.update(prefix_env)
+    image = _docker(names, start, entry_index, env)
+    # `env K=V cmd`, `ray job submit ... -- K=V cmd`: assignments right after `env` or `--` (or
+    # after such an assignment); a docker option's value (--env K=V) is docker's, read above.
+    in_assignments = False
+    for position in range(start + 1, entry_index):
+        match = _ASSIGNMENT.match(names[position])
+        in_assignments = bool(match) and (in_assignments or names[position - 1] in ("env", "--"))
+        if in_assignments and match:
+            env[match.group(1)] = match.group(3)
+    argv = tuple(names[args_index:])
+    yield FoundLaunch(
+        argv=argv,
+        env=tuple(env.items()),
+        dialect=dialect,
+        source=source,
+        line=expanded[entry_index][1][1],
+        image=image,
+        arg_locations=tuple(location for _, location in expanded[args_index:]),
+    )
+
+
+def _entry_point(names: list[str], start: int) -> tuple[int, int, Dialect] | None:
+    """(index of the entry word, index of the first server argument, dialect)."""
+    for index in range(start, len(names)):
+        word = names[index]
+        if _PYTHON.match(word):
+            rest = names[index + 1 :]
+            while rest and rest[0] in ("-u", "-O", "-B") :
+                rest = rest[1:]
+            skipped = len(names) - index - 1 - len(rest)
+            if len(rest) >= 2 and rest[0] == "-m" and rest[1] in ENTRY_MODULES:
+                return index, index + 1 + skipped + 2, ENTRY_MODULES[rest[1]]
+            if rest and Path(rest[0]).name in SLIME_ENTRY_SCRIPTS:
+                return index, index + 1 + skipped + 1, Dialect.SLIME
+        # `sglang serve` (sglang 0.5.23: sglang/cli/main.py, console script `sglang`) passes the
+        # rest to the server's argument parser.
+        if Path(word).name == "sglang" and names[index + 1 : index + 2] == ["serve"]:
+            return index, index + 2, Dialect.SGLANG
+    return None
+
+
+def _docker(names: list[str], start: int, entry_index: int, env: dict[str, str]) -> str | None:
+    """The image of ``docker run [OPTIONS] IMAGE <entry>``; docker's ``-e K=V`` join the env."""
+    try:
+        run = names.index("run", start, entry_index)
+    except ValueError:
+        return None
+    if run == start or names[run - 1] != "docker":
+        return None
+    index = run + 1
+    while index < entry_index - 1:
+        option = names[index]
+        value = names[index + 1] if option in _DOCKER_VALUE_OPTIONS else None
+        setting = value if option in ("-e", "--env") else (option.split("=", 1)[1] if option.startswith("--env=") else None)
+        key, equals, val = (setting or "").partition("=")
+        if equals and key.startswith(RELEVANT_ENV_PREFIXES):  # not HF_TOKEN: only what SGLang reads
+            env[key] = val
+        index += 2 if value is not None else 1
+    return names[entry_index - 1] if entry_index - 1 > run else None
+
+
+def _source(path_text: str, source: str, shell: _Shell) -> Iterator[FoundLaunch]:
+    path = Path(path_text)
+    if not path.is_absolute() and shell.script_dir is not None:
+        path = shell.script_dir / path
+    if shell.depth >= 8 or not path.is_file():
+        return  # a sourced file that is not at hand defines nothing we can read
+    shell.depth += 1
+    try:
+        yield from _run(path.read_text(encoding="utf-8", errors="replace"), str(path), shell)
+    finally:
+        shell.depth -= 1
+
+
+def _array_locations(word: _Word, shell: _Shell, count: int, source: str) -> list[tuple[str, int]]:
+    """Each value's location: an array's element keeps the line it was written on."""
+    if len(word.segments) == 1 and word.segments[0].kind in ("lit", "dq"):
+        match = re.fullmatch(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}", word.segments[0].text)
+        locations = shell.array_locations.get(match.group(1)) if match else None
+        if locations and len(locations) == count:
+            return list(locations)
+    return [(source, word.line)] * count
+
+
+# ---------------------------------------------------------------- expansion
+
+
+_VARIABLE = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<index>\[[@*0-9]+\])?(?::?-(?P<default>[^}]*))?\}|(?P<plain>[A-Za-z_][A-Za-z0-9_]*)|(?P<special>[0-9@*#?$!]))"
+)
+
+
+def _expand(word: _Word, shell: _Shell) -> list[str]:
+    """The words ``word`` becomes: unquoted arrays and substitutions split on whitespace."""
+    fields: list[list[str]] = [[]]  # each field is a list of pieces; [] means "nothing yet"
+    has_content = False
+
+    def append_text(text: str) -> None:
+        fields[-1].append(text)
+
+    def append_split(values: list[str]) -> None:
+        nonlocal has_content
+        for position, value in enumerate(values):
+            if position:
+                fields.append([])
+            fields[-1].append(value)
+            has_content = True
+
+    for segment in word.segments:
+        if segment.kind == "quoted":
+            append_text(segment.text)
+            has_content = True
+        elif segment.kind == "sub":
+            result = _substitute(segment.text, shell)
+            if result is None:
+                append_text(f"$({segment.text})")
+                has_content = True
+            elif segment.quoted:
+                append_text(" ".join(result))
+                has_content = True
+            else:
+                append_split(result)
+        else:
+            quoted = segment.kind == "dq"
+            position = 0
+            for match in _VARIABLE.finditer(segment.text):
+                literal = segment.text[position : match.start()]
+                if literal:
+                    append_text(literal)
+                    has_content = True
+                position = match.end()
+                values = _variable(match, shell)
+                if values is _UNSET and match.group(0) == segment.text and len(word.segments) == 1:
+                    values = []  # a word that is only an unset variable is no word at all, as in bash
+                if values is None or values is _UNSET:
+                    # Unknown here ($1, or set outside the script): kept as written, so that
+                    # "$BASE_DIR/DeepSeek-R1" still says where the model is.
+                    append_text(match.group(0))
+                    has_content = True
+                elif quoted and match.group("index") in ("[@]",):
+                    append_split(values)  # "${ARR[@]}": one word per element
+                    has_content = True
+                elif quoted:
+                    append_text(" ".join(values))
+                    has_content = True
+                else:
+                    append_split(" ".join(values).split())
+            tail = segment.text[position:]
+            if tail:
+                append_text(tail)
+                has_content = True
+            if quoted and not segment.text:
+                has_content = True
+    words = ["".join(f) for f in fields]
+    if not has_content:
+        return []
+    return [w for w in words if w or has_content and len(words) == 1]
+
+
+_UNSET: list[str] = []  # marker (by identity): a variable neither set in the script nor defaulted
+
+
+def _variable(match: re.Match, shell: _Shell) -> list[str] | None:
+    name = match.group("braced") or match.group("plain")
+    if name is None:
+        return None  # $0, $@, $1 ...: the script's arguments are not known here
+    values = shell.variables.get(name)
+    index = match.group("index")
+    if values is None:
+        default = match.group("default")
+        return [default.strip("\"'")] if default is not None else _UNSET
+    if index and index not in ("[@]", "[*]"):
+        position = int(index[1:-1])
+        return values[position : position + 1]
+    if not index and len(values) > 1:
+        return values[:1]  # $ARR is its first element in bash
+    return list(values)
+
+
+def _substitute(command: str, shell: _Shell) -> list[str] | None:
+    """The output of the command substitutions launch scripts use, else None (unknown)."""
+    words = command.split()
+    if words[:1] == ["seq"] and 2 <= len(words) <= 4:
+        try:
+            numbers = [int(w) for w in words[1:]]
+        except ValueError:
+            numbers = []
+        if numbers:
+            first, step, last = (1, 1, numbers[0]) if len(numbers) == 1 else (
+                (numbers[0], 1, numbers[1]) if len(numbers) == 2 else tuple(numbers)
+            )
+            if step and abs((last - first) // step) < 10_000:
+                return [str(n) for n in range(first, last + (1 if step > 0 else -1), step)]
+    if "BASH_SOURCE" in command and "pwd" in command and shell.script_dir is not None:
+        return [str(shell.script_dir)]
+    if re.fullmatch(r"\s*dirname\s+\"?\$(?:\{BASH_SOURCE(?:\[0\])?\}|0)\"?\s*", command) and shell.script_dir is not None:
+        return [str(shell.script_dir)]
+    return None
+
+
+# ---------------------------------------------------------------- tokens
+
+
+def _tokenize(text: str, source: str) -> list:
+    """Words (with quoting kept for expansion) and operators, each with its line number."""
+    tokens: list = []
+    segments: list[_Segment] = []
+    word_line = 1
+    line = 1
+    index = 0
+    length = len(text)
+
+    def flush() -> None:
+        nonlocal segments
+        if segments:
+            tokens.append(_Word(segments=segments, line=word_line))
+            segments = []
+
+    def add(kind: str, piece: str, quoted: bool = False) -> None:
+        nonlocal word_line
+        if not segments:
+            word_line = line
+        if kind == "lit" and segments and segments[-1].kind == "lit":
+            segments[-1].text += piece
+        else:
+            segments.append(_Segment(piece, kind, quoted))
+
+    while index < length:
+        char = text[index]
+        if char == "\\" and index + 1 < length:
+            if text[index + 1] == "\n":
+                line += 1
+                index += 2
+                continue
+            add("quoted", text[index + 1])
+            index += 2
+            continue
+        if char == "#" and not segments:
+            end = text.find("\n", index)
+            index = length if end < 0 else end
+            continue
+        if char in " \t\r":
+            flush()
+            index += 1
+            continue
+        if char == "\n":
+            flush()
+            tokens.append(_Op("\n", line))
+            line += 1
+            index += 1
+            continue
+        if char == "'":
+            end = text.find("'", index + 1)
+            if end < 0:
+                raise InputError(f"{source}:{line}: unterminated single quote", hint="close the quote")
+            piece = text[index + 1 : end]
+            add("quoted", piece)
+            line += piece.count("\n")
+            index = end + 1
+            continue
+        if char == '"':
+            index, line = _double_quoted(text, index + 1, line, source, add)
+            continue
+        if char == "$" and text.startswith("$(", index) and not text.startswith("$((", index):
+            end = _matching_paren(text, index + 2, source, line)
+            add("sub", text[index + 2 : end])
+            line += text[index:end].count("\n")
+            index = end + 1
+            continue
+        if text.startswith("$((", index):
+            end = text.find("))", index)
+            end = length - 2 if end < 0 else end
+            add("lit", text[index : end + 2])
+            index = end + 2
+            continue
+        if char == "$" and text.startswith("${", index):
+            end = text.find("}", index)
+            end = length - 1 if end < 0 else end
+            add("lit", text[index : end + 1])
+            index = end + 1
+            continue
+        placeholder = re.match(r"<[A-Za-z][\w.-]*>(?=[\s;|&)]|$)", text[index:]) if char == "<" else None
+        if placeholder:  # `--model <your-model>` in documentation: a placeholder, not a redirection
+            add("lit", placeholder.group(0))
+            index += placeholder.end()
+            continue
+        if char in ";&|()<>":
+            if char == "(" and segments and segments[-1].kind == "lit" and segments[-1].text.endswith("="):
+                opens = True
+            else:
+                opens = False
+            if opens:
+                tokens.append(_Word(segments=segments, line=word_line, opens_array=True))
+                segments = []
+            else:
+                if char in "<>" or (char == "&" and text.startswith("&>", index)):
+                    if segments and all(s.kind == "lit" and s.text.isdigit() for s in segments):
+                        segments = []  # the 2 of 2>&1 is a file descriptor, not a word
+                    index = _skip_redirection(text, index)
+                    continue
+                flush()
+            operator = text[index : index + 2] if text[index : index + 2] in ("&&", "||", ";;") else char
+            tokens.append(_Op(operator, line))
+            index += len(operator)
+            continue
+        add("lit", char)
+        index += 1
+    flush()
+    return tokens
+
+
+def _double_quoted(text: str, index: int, line: int, source: str, add) -> tuple[int, int]:
+    start_line = line
+    piece = ""
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            add("dq", piece)
+            return index + 1, line
+        if char == "\\" and index + 1 < len(text) and text[index + 1] in '"\\$`\n':
+            if text[index + 1] == "\n":
+                line += 1
+            else:
+                piece += "\\" + text[index + 1] if text[index + 1] == "$" else text[index + 1]
+            index += 2
+            continue
+        if text.startswith("$(", index) and not text.startswith("$((", index):
+            if piece:
+                add("dq", piece)
+                piece = ""
+            end = _matching_paren(text, index + 2, source, line)
+            add("sub", text[index + 2 : end], True)
+            line += text[index:end].count("\n")
+            index = end + 1
+            continue
+        if char == "\n":
+            line += 1
+        piece += char
+        index += 1
+    raise InputError(f"{source}:{start_line}: unterminated double quote", hint="close the quote")
+
+
+def _matching_paren(text: str, index: int, source: str, line: int) -> int:
+    depth = 1
+    quote = None
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == quote:
+                quote = None
+            elif char == "\\" and quote == '"':
+                index += 1
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    raise InputError(f"{source}:{line}: unterminated $(", hint="close the command substitution")
+
+
+def _skip_redirection(text: str, index: int) -> int:
+    """Skip ``> file``, ``2>&1``, ``&>/dev/null``, ``<<EOF`` up to the target word."""
+    while index < len(text) and text[index] in "<>&0123456789":
+        index += 1
+    while index < len(text) and text[index] in " \t":
+        index += 1
+    while index < len(text) and text[index] not in " \t\n;|&)":
+        index += 1
+    return index
