@@ -51,26 +51,31 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str]) -> CheckContext:
     env_pairs += parse_env_overrides(inputs.env_overrides)
     spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-    target = _facts(inputs.target or spec.get("model_path"), spec.get("revision"), offline, "target", inputs.target_fallback)
-    draft = None
     algorithm = (spec.get("speculative_algorithm") or "").upper()
+    draft_ref = inputs.draft or spec.get("speculative_draft_model_path")
+    # The target's headers matter only when its own MTP layers are the draft (DM104).
+    target_weights = algorithm in ("EAGLE", "NEXTN") and not draft_ref
+    target = _facts(inputs.target or spec.get("model_path"), spec.get("revision"), offline, "target", inputs.target_fallback, target_weights)
+    draft = None
     if algorithm and algorithm != "NGRAM":
-        draft_ref = inputs.draft or spec.get("speculative_draft_model_path")
-        draft = _facts(draft_ref, spec.get("speculative_draft_model_revision"), offline, "draft", inputs.draft_fallback)
+        draft = _facts(draft_ref, spec.get("speculative_draft_model_revision"), offline, "draft", inputs.draft_fallback, True)
     environment = build_environment(sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count)
     return CheckContext.build(spec, target, draft, environment)
 
 
-def _facts(reference: str | None, revision: str | None, offline: bool, role: str, fallback: ModelFacts | None) -> ModelFacts | None:
+def _facts(
+    reference: str | None, revision: str | None, offline: bool, role: str, fallback: ModelFacts | None, weights: bool
+) -> ModelFacts | None:
     if reference is None:
         return fallback
     if fallback is not None:
-        # A preset's snapshot stands in unless the real model is at hand (locally or cached).
+        # A preset's snapshot stands in unless the real model is at hand (locally or cached);
+        # it is more specific than the catalog, which is not asked.
         try:
-            return load_facts(reference, revision=revision, offline=True, role=role)
+            return load_facts(reference, revision=revision, offline=True, role=role, weights=weights, catalog=False)
         except InputError:
             return fallback
-    return load_facts(reference, revision=revision, offline=offline, role=role)
+    return load_facts(reference, revision=revision, offline=offline, role=role, weights=weights)
 
 
 def _dedupe(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
