@@ -155,3 +155,20 @@ def is_hub_reference(path: str | None, facts: ModelFacts | None) -> bool:
     if facts is None:
         return True
     return facts.revision is not None or "@" in facts.source
+
+
+def eagle3_fc_layout(draft: ModelFacts) -> tuple[int, int] | None:
+    """(input width per aux state, number of aux states) SGLang builds an EAGLE3 head's ``fc`` with:
+    ``target_hidden_size`` else ``hidden_size``, times ``num_aux_hidden_states`` else the number
+    of ``eagle_config.eagle_aux_hidden_state_layer_ids`` else 3 (``models/llama_eagle3.py:151-167``)."""
+    width = draft.target_hidden_size or draft.hidden_size
+    if width is None:
+        return None
+    ids = draft.eagle_aux_hidden_state_layer_ids
+    count = draft.num_aux_hidden_states or (len(ids) if ids else 3)
+    return width, count
+
+
+# The ``fc`` of an EAGLE-1/EAGLE-2 head is ``Linear(hidden_size * 2, hidden_size)``: the token's
+# embedding concatenated with one hidden state (``models/llama_eagle.py:91``).
+EAGLE2_FC_FACTOR = 2
