@@ -77,7 +77,8 @@ def load_facts(
         except HubUnavailable as unavailable:
             facts = catalog_facts(name, source=source, revision=revision, reason=unavailable.message) if catalog else None
             if facts is None:
-                raise
+                message = unavailable.message + (", and specguard's catalog has no copy" if catalog else "")
+                raise HubUnavailable(message, hint=unavailable.hint) from None
             return facts
         facts = facts_from_file(config_path, source=source, revision=resolved_revision or revision, origin=origin)
         if weights:
