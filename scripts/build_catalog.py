@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -113,7 +114,21 @@ def preset_entries() -> list[dict]:
     return entries
 
 
+SOURCE_OF_A_COPY = re.compile(r"^[\w.-]+/[\w.-]+ ?@ ?[0-9a-f]{8,40} ?: ?\S+")
+
+
+def name_the_copy(entries: list[dict]) -> None:
+    """A preset that says its snapshot is "identical to" another copy gets that copy's
+    ``repo@commit:path`` as its source (its own words kept as the fidelity note)."""
+    by_bytes = {e["data"]: e["source"] for e in entries if e["kind"] == "config" and SOURCE_OF_A_COPY.match(e["source"])}
+    for entry in entries:
+        if entry["kind"] == "config" and not SOURCE_OF_A_COPY.match(entry["source"]) and entry["data"] in by_bytes:
+            entry["fidelity"] = f"{entry['source']} ({entry['fidelity']})"
+            entry["source"] = by_bytes[entry["data"]]
+
+
 def write_catalog(entries: list[dict], snapshot_date: str) -> int:
+    name_the_copy(entries)
     chosen: dict[str, dict] = {}
     for entry in entries:
         chosen.setdefault(entry["model"], entry)  # the first source read wins
@@ -132,9 +147,9 @@ def write_catalog(entries: list[dict], snapshot_date: str) -> int:
         text = parsed.get("text_config") if isinstance(parsed.get("text_config"), dict) else {}
         architectures = parsed.get("architectures") or text.get("architectures") or []
         index.append({**meta, "architecture": architectures[0] if architectures else None})
-    (CATALOG / "index.json").write_text(
-        json.dumps({"snapshot_date": snapshot_date, "models": index}, indent=1) + "\n"
-    )
+    (CATALOG / "index.json").write_text(json.dumps({"models": index}, indent=1) + "\n")
+    # Apart from the index, so that a lookup (which says the date) never reads the index.
+    (CATALOG / "snapshot.json").write_text(json.dumps({"snapshot_date": snapshot_date}) + "\n")
     return len(index)
 
 

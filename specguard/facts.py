@@ -69,10 +69,13 @@ def load_facts(
     if path.is_file():
         return facts_from_file(path, source=str(path), revision=revision, origin="local")
     if looks_like_repo_id(name):
-        from specguard.hub import HubUnavailable, download_config  # the hub client is only imported when needed
+        from specguard.hub import HubUnavailable, download_config, offline_miss  # the hub client is only imported when needed
 
         source = f"{name}@{revision}" if revision else name
         try:
+            miss = offline_miss(name, offline=offline, role=role, revision=revision)
+            if miss is not None:
+                raise miss
             config_path, resolved_revision, origin = download_config(name, revision=revision, offline=offline, role=role)
         except HubUnavailable as unavailable:
             facts = catalog_facts(name, source=source, revision=revision, reason=unavailable.message) if catalog else None

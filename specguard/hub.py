@@ -7,6 +7,8 @@ is never printed: messages name the repo and revision only.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 from specguard.errors import InputError
@@ -15,6 +17,35 @@ from specguard.errors import InputError
 class HubUnavailable(InputError):
     """The hub could not give config.json (offline and not cached, unreachable, or gated): the
     catalog may stand in. A repo or revision that does not exist is a plain InputError."""
+
+
+def hub_cache_dir() -> Path:
+    """The HF hub cache directory, as ``huggingface_hub.constants`` computes it, without importing
+    the client (its download machinery costs ~0.4 s, more than the whole check may take): the
+    already-imported constants when present, else the same environment variables."""
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:
+        return Path(constants.HF_HUB_CACHE)
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def offline_miss(repo_id: str, *, offline: bool, role: str, revision: str | None) -> HubUnavailable | None:
+    """Offline with no cache folder for the repo: the error ``download_config`` would raise, found
+    without importing the hub client, so the catalog can stand in at once."""
+    offline = offline or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    if not offline or (hub_cache_dir() / ("models--" + repo_id.replace("/", "--"))).is_dir():
+        return None
+    label = f"{repo_id}@{revision}" if revision else repo_id
+    return HubUnavailable(
+        f"{role} model {label} is not in the local Hugging Face cache and specguard is offline",
+        hint=_OFFLINE_HINT,
+    )
+
+
+_OFFLINE_HINT = "download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE"
 
 
 def download_config(repo_id: str, *, revision: str | None, offline: bool, role: str) -> tuple[Path, str | None, str]:
@@ -52,7 +83,7 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
         if local_only:
             raise HubUnavailable(
                 f"{role} model {label} is not in the local Hugging Face cache and specguard is offline",
-                hint="download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE",
+                hint=_OFFLINE_HINT,
             ) from None
         raise HubUnavailable(
             f"{role} model {label}: the hub could not be reached and the file is not cached",

@@ -3,8 +3,8 @@
 ``models/ORG/NAME/`` holds one model: ``config.json`` (a byte copy of a public copy of the HF file)
 or ``facts.json`` (facts a shipped preset states, with its source, where no copy was found), and
 ``source.json`` (where the copy came from: ``repo@commit:path``, that commit's date). A lookup
-opens only the asked-for model's folder; ``index.json`` (every entry, and the catalog's snapshot
-date) is read only to list the catalog or to match a repo id whose case differs.
+opens only the asked-for model's folder (and ``snapshot.json``, the catalog's date); ``index.json``
+(every entry) is read only to list the catalog or to match a repo id whose case differs.
 Rebuild with ``python scripts/build_catalog.py``.
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 CATALOG = Path(__file__).resolve().parent
 MODELS = CATALOG / "models"
 INDEX = CATALOG / "index.json"
+SNAPSHOT = CATALOG / "snapshot.json"
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,9 @@ def index() -> dict[str, Any]:
     return json.loads(INDEX.read_text(encoding="utf-8"))
 
 
+@cache
 def snapshot_date() -> str:
-    return index()["snapshot_date"]
+    return json.loads(SNAPSHOT.read_text(encoding="utf-8"))["snapshot_date"]
 
 
 def lookup(repo_id: str) -> CatalogEntry | None:

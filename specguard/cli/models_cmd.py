@@ -32,7 +32,7 @@ def list_command(output_format: Format = OutputFormat.human) -> None:
     from specguard import catalog
 
     with clean_errors(lambda: output_format is not OutputFormat.human):
-        document = catalog.index()
+        document = {"snapshot_date": catalog.snapshot_date(), **catalog.index()}
     if output_format is not OutputFormat.human:
         print(json.dumps({"schema_version": 1, "snapshot_date": document["snapshot_date"], "models": document["models"]}, indent=2))
         return
