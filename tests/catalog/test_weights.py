@@ -158,3 +158,15 @@ def test_mtp_target_without_mtp_weights_is_caught(tmp_path: Path, with_mtp: bool
     assert ("DM104" in codes(document)) is (not with_mtp), document["findings"]
     weights = document["target"]["weights"]
     assert weights["mtp_tensors"] == (2 if with_mtp else 0) and weights["quantized_tensors"] >= 2
+
+
+def test_a_four_aux_head_whose_config_names_four_layers_loads_from_0_5_12_only(tmp_path: Path) -> None:
+    """SGLang sizes fc from the config from 0.5.12 on; 0.5.11 always builds it for 3 aux states."""
+    config = {**LLAMA3_EAGLE3, "eagle_config": {"eagle_aux_hidden_state_layer_ids": [1, 10, 20, 28]}}
+    directory = write_checkpoint(tmp_path / "head", config, [llama3_head(aux=4)])
+    _, current = check_eagle3(directory)
+    assert "DM101" not in codes(current)
+    code, old = run_cli_json("check", "--offline", "--sglang-version", "0.5.11", "--", "--model-path", "meta-llama/Llama-3.1-8B-Instruct",
+                             "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(directory))
+    message = next(f["message"] for f in old["findings"] if f["code"] == "DM101")
+    assert "3 aux states whatever the config says" in message

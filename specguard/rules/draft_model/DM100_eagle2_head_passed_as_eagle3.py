@@ -13,7 +13,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     draft = ctx.draft
     if ctx.algorithm != "EAGLE3" or draft is None or draft.weights is None or draft.weights.fc_shape is None:
         return
-    layout = eagle3_fc_layout(draft)
+    layout = eagle3_fc_layout(draft, ctx.version)
     if layout is None or len(draft.weights.fc_shape) != 2 or draft.hidden_size is None:
         return
     width, count = layout
