@@ -170,3 +170,15 @@ def test_a_four_aux_head_whose_config_names_four_layers_loads_from_0_5_12_only(t
                              "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(directory))
     message = next(f["message"] for f in old["findings"] if f["code"] == "DM101")
     assert "3 aux states whatever the config says" in message
+
+
+def test_models_show_of_a_local_checkpoint_lists_the_header_facts(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    directory = write_checkpoint(tmp_path / "head", LLAMA3_EAGLE3, [llama3_head(d2t=False)])
+    result = run_cli("models", "show", str(directory), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["fact"]: row for row in json.loads(result.stdout)["facts"]}
+    assert rows["weights.fc_shape"]["value"] == [4096, 12288] and rows["weights.fc_shape"]["from"] == str(directory)
+    assert "weights.d2t_shape" not in rows  # absent, not guessed
+    assert rows["draft_vocab_size"]["value"] == 32000 and rows["draft_vocab_size"]["from"] == "local directory"
