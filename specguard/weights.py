@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from specguard.errors import InputError
@@ -179,7 +179,3 @@ def weight_facts(header: Header, *, source: str, num_hidden_layers: int | None) 
 def _is_quant_weight(name: str, dtype: str) -> bool:
     return name.endswith(".weight") and dtype in _QUANT_WEIGHT_DTYPES and "norm" not in name
 
-
-def names_only(names: Iterable[str]) -> Header:
-    """A header with names alone (an index's weight_map), for facts that need no shapes."""
-    return {name: ("", ()) for name in names}
