@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specguard.errors import InputError
-from specguard.models import ModelFacts
+from specguard.models import ModelFacts, ModelOrigin
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -41,8 +41,15 @@ def load_facts(
     revision: str | None = None,
     offline: bool = False,
     role: str = "target",
+    weights: bool = False,
+    catalog: bool = True,
 ) -> ModelFacts:
-    """Facts for a local directory, a config.json file, or a hub repo id (``org/name[@rev]``)."""
+    """Facts for a local directory, a config.json file, or a hub repo id (``org/name[@rev]``).
+
+    Resolution order: a local directory (or file), then the Hugging Face cache, then the hub
+    (unless offline), then specguard's catalog (when the hub is offline, unreachable or gated).
+    ``weights`` adds the safetensors header facts where the checkpoint's headers can be read.
+    """
     name, inline_revision = split_revision(reference)
     revision = revision or inline_revision
     path = Path(name).expanduser()
@@ -53,22 +60,68 @@ def load_facts(
                 f"{role} model directory {path} has no config.json",
                 hint="point at the directory that holds the model's config.json",
             )
-        return facts_from_file(config_path, source=str(path), revision=revision)
-    if path.is_file():
-        return facts_from_file(path, source=str(path), revision=revision)
-    if looks_like_repo_id(name):
-        from specguard.hub import download_config  # the hub client is only imported when needed
+        facts = facts_from_file(config_path, source=str(path), revision=revision, origin="local")
+        if weights:
+            from specguard.weights import local_weights
 
-        config_path, resolved_revision = download_config(name, revision=revision, offline=offline, role=role)
+            facts = facts.model_copy(update={"weights": local_weights(path, num_hidden_layers=facts.num_hidden_layers)})
+        return facts
+    if path.is_file():
+        return facts_from_file(path, source=str(path), revision=revision, origin="local")
+    if looks_like_repo_id(name):
+        from specguard.hub import HubUnavailable, download_config, offline_miss  # the hub client is only imported when needed
+
         source = f"{name}@{revision}" if revision else name
-        return facts_from_file(config_path, source=source, revision=resolved_revision or revision)
+        try:
+            miss = offline_miss(name, offline=offline, role=role, revision=revision)
+            if miss is not None:
+                raise miss
+            config_path, resolved_revision, origin = download_config(name, revision=revision, offline=offline, role=role)
+        except HubUnavailable as unavailable:
+            facts = catalog_facts(name, source=source, revision=revision, reason=unavailable.message) if catalog else None
+            if facts is None:
+                message = unavailable.message + (", and specguard's catalog has no copy" if catalog else "")
+                raise HubUnavailable(message, hint=unavailable.hint) from None
+            return facts
+        facts = facts_from_file(config_path, source=source, revision=resolved_revision or revision, origin=origin)
+        if weights:
+            from specguard.weights import hub_weights
+
+            found = hub_weights(name, revision=resolved_revision or revision, offline=offline, num_hidden_layers=facts.num_hidden_layers)
+            facts = facts.model_copy(update={"weights": found})
+        return facts
     raise InputError(
         f"{role} model {reference!r} is neither a directory nor a Hugging Face repo id",
         hint="give a local model directory or org/name[@revision]",
     )
 
 
-def facts_from_file(config_path: Path, *, source: str, revision: str | None = None) -> ModelFacts:
+def catalog_facts(repo_id: str, *, source: str, revision: str | None, reason: str | None = None) -> ModelFacts | None:
+    """The catalog's facts for ``repo_id`` (None when it holds none), marked with where they came from."""
+    from specguard import catalog
+
+    entry = catalog.lookup(repo_id)
+    if entry is None:
+        return None
+    document = entry.document()
+    copied = f"copy of {entry.source}" + (f" ({entry.date})" if entry.date else "")
+    if entry.kind != "config":
+        copied = f"facts from {entry.source}"
+    detail = f"catalog snapshot {catalog.snapshot_date()}: {copied}"
+    if reason:
+        detail += f"; used because {reason}"
+    if entry.kind == "config":
+        return facts_from_config(document, source=source, revision=revision, origin="catalog", origin_detail=detail)
+    return ModelFacts(source=source, revision=revision, origin="catalog", origin_detail=detail, **_facts_kwargs(document))
+
+
+def _facts_kwargs(document: dict[str, Any]) -> dict[str, Any]:
+    """A facts entry's keys are ModelFacts fields; lists become the tuples the model holds."""
+    fields = set(ModelFacts.model_fields) - {"source", "revision", "origin", "origin_detail", "weights"}
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in document.items() if k in fields}
+
+
+def facts_from_file(config_path: Path, *, source: str, revision: str | None = None, origin: ModelOrigin | None = None) -> ModelFacts:
     try:
         size = config_path.stat().st_size
         if size > MAX_CONFIG_BYTES:
@@ -90,10 +143,17 @@ def facts_from_file(config_path: Path, *, source: str, revision: str | None = No
     if not isinstance(config, dict):
         raise InputError(f"{config_path} holds a JSON {type(config).__name__}, not an object", hint="a config.json must be a JSON object")
     check_config(config, config_path)
-    return facts_from_config(config, source=source, revision=revision)
+    return facts_from_config(config, source=source, revision=revision, origin=origin)
 
 
-def facts_from_config(config: dict[str, Any], *, source: str, revision: str | None = None) -> ModelFacts:
+def facts_from_config(
+    config: dict[str, Any],
+    *,
+    source: str,
+    revision: str | None = None,
+    origin: ModelOrigin | None = None,
+    origin_detail: str | None = None,
+) -> ModelFacts:
     """Normalise a parsed config.json. Multimodal wrappers keep the text model under ``text_config``."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
 
@@ -123,6 +183,8 @@ def facts_from_config(config: dict[str, Any], *, source: str, revision: str | No
     architectures = pick("architectures")
     return ModelFacts(
         source=source,
+        origin=origin,
+        origin_detail=origin_detail,
         revision=revision,
         architectures=tuple(architectures) if isinstance(architectures, list) else None,
         model_type=_as(str, pick("model_type")),
@@ -143,6 +205,8 @@ def facts_from_config(config: dict[str, Any], *, source: str, revision: str | No
         tie_word_embeddings=_as(bool, pick("tie_word_embeddings")),
         quantization=_as(str, quant_method),
         eagle_aux_hidden_state_layer_ids=tuple(aux) if isinstance(aux, list) and all(isinstance(i, int) for i in aux) else None,
+        target_hidden_size=_as(int, config.get("target_hidden_size")),
+        num_aux_hidden_states=_as(int, config.get("num_aux_hidden_states")),
         block_size=_as(int, pick("block_size") if pick("block_size") is not None else dflash_config.get("block_size")),
         has_remote_code=isinstance(config.get("auto_map"), dict),
         num_experts=_as(int, pick("num_experts", "n_routed_experts", "num_local_experts")),

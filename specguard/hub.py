@@ -7,13 +7,52 @@ is never printed: messages name the repo and revision only.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 from specguard.errors import InputError
 
 
-def download_config(repo_id: str, *, revision: str | None, offline: bool, role: str) -> tuple[Path, str | None]:
-    """(local path of config.json, commit it resolved to when known)."""
+class HubUnavailable(InputError):
+    """The hub could not give config.json (offline and not cached, unreachable, or gated): the
+    catalog may stand in. A repo or revision that does not exist is a plain InputError."""
+
+
+def hub_cache_dir() -> Path:
+    """The HF hub cache directory, as ``huggingface_hub.constants`` computes it, without importing
+    the client (its download machinery costs ~0.4 s, more than the whole check may take): the
+    already-imported constants when present, else the same environment variables."""
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:
+        return Path(constants.HF_HUB_CACHE)
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def offline_miss(repo_id: str, *, offline: bool, role: str, revision: str | None) -> HubUnavailable | None:
+    """Offline with no cache folder for the repo: the error ``download_config`` would raise, found
+    without importing the hub client, so the catalog can stand in at once."""
+    offline = offline or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    if not offline or (hub_cache_dir() / ("models--" + repo_id.replace("/", "--"))).is_dir():
+        return None
+    label = f"{repo_id}@{revision}" if revision else repo_id
+    return HubUnavailable(
+        f"{role} model {label} is not in the local Hugging Face cache and specguard is offline",
+        hint=_OFFLINE_HINT,
+    )
+
+
+_OFFLINE_HINT = "download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE"
+
+
+def download_config(repo_id: str, *, revision: str | None, offline: bool, role: str) -> tuple[Path, str | None, str]:
+    """(local path of config.json, commit it resolved to when known, "hf-cache" or "hub").
+
+    The HF cache is read first (no network); the hub is asked only when the cache lacks the file.
+    """
     from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.errors import (
         EntryNotFoundError,
@@ -25,28 +64,28 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
 
     label = f"{repo_id}@{revision}" if revision else repo_id
     local_only = offline or constants.HF_HUB_OFFLINE
+    origin = "hf-cache"
     try:
-        path = Path(
-            hf_hub_download(
-                repo_id=repo_id,
-                filename="config.json",
-                revision=revision,
-                local_files_only=local_only,
-            )
-        )
+        try:
+            path = Path(hf_hub_download(repo_id=repo_id, filename="config.json", revision=revision, local_files_only=True))
+        except LocalEntryNotFoundError:
+            if local_only:
+                raise
+            origin = "hub"
+            path = Path(hf_hub_download(repo_id=repo_id, filename="config.json", revision=revision))
     except GatedRepoError:
-        raise InputError(f"{role} model {label} is gated", hint="accept its licence on the hub and log in with `hf auth login`") from None
+        raise HubUnavailable(f"{role} model {label} is gated", hint="accept its licence on the hub and log in with `hf auth login`") from None
     except RepositoryNotFoundError:
         raise InputError(f"{role} model {label} was not found on the hub", hint="check the repo id, or log in if it is private") from None
     except RevisionNotFoundError:
         raise InputError(f"{role} model {label}: revision {revision!r} does not exist", hint="check the branch, tag or commit") from None
     except LocalEntryNotFoundError:
         if local_only:
-            raise InputError(
+            raise HubUnavailable(
                 f"{role} model {label} is not in the local Hugging Face cache and specguard is offline",
-                hint="download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE",
+                hint=_OFFLINE_HINT,
             ) from None
-        raise InputError(
+        raise HubUnavailable(
             f"{role} model {label}: the hub could not be reached and the file is not cached",
             hint="check the network, or pass a local directory",
         ) from None
@@ -54,7 +93,7 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
         raise InputError(f"{role} model {label} has no config.json", hint="check the repo id") from None
     # LocalEntryNotFoundError subclasses EntryNotFoundError, so it is caught first above.
     except (OSError, ValueError) as error:
-        raise InputError(f"{role} model {label}: {error.__class__.__name__} while fetching config.json", hint="check the repo id and the network") from None
+        raise HubUnavailable(f"{role} model {label}: {error.__class__.__name__} while fetching config.json", hint="check the repo id and the network") from None
     # Snapshot paths are .../snapshots/<commit>/config.json: the commit is the parent's name.
     commit = path.parent.name if len(path.parent.name) == 40 else None
-    return path, commit
+    return path, commit, origin

@@ -67,40 +67,50 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     check_values(spec, choices_apply=str(environment.sglang_version) == TABLE_VERSION)
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     absent_ok = notes if inputs.models_may_be_absent else None
-    target_ref = inputs.target or spec.get("model_path")
     # An explicit --target/--draft always wins over a preset's snapshot, and must exist.
     explicit = inputs.explicit_models
-    target_fallback = None if "target" in explicit else inputs.target_fallback
-    target = _facts(target_ref, spec.get("revision"), offline, "target", target_fallback, None if "target" in explicit else absent_ok)
-    draft = None
     algorithm = (spec.get("speculative_algorithm") or "").upper()
+    draft_ref = inputs.draft or spec.get("speculative_draft_model_path")
+    # The target's headers matter only when its own MTP layers are the draft (DM104).
+    target_weights = algorithm in ("EAGLE", "NEXTN") and not draft_ref
+    target = _facts(
+        inputs.target or spec.get("model_path"), spec.get("revision"), offline, "target",
+        None if "target" in explicit else inputs.target_fallback, target_weights, None if "target" in explicit else absent_ok,
+    )
+    draft = None
     if algorithm and algorithm != "NGRAM":
-        draft_ref = inputs.draft or spec.get("speculative_draft_model_path")
         draft = _facts(
             draft_ref, spec.get("speculative_draft_model_revision"), offline, "draft",
-            None if "draft" in explicit else inputs.draft_fallback, None if "draft" in explicit else absent_ok,
+            None if "draft" in explicit else inputs.draft_fallback, True, None if "draft" in explicit else absent_ok,
         )
     return CheckContext.build(spec, target, draft, environment)
 
 
 def _facts(
-    reference: str | None, revision: str | None, offline: bool, role: str, fallback: ModelFacts | None, absent_notes: list[str] | None = None
+    reference: str | None,
+    revision: str | None,
+    offline: bool,
+    role: str,
+    fallback: ModelFacts | None,
+    weights: bool,
+    absent_notes: list[str] | None = None,
 ) -> ModelFacts | None:
     if reference is None:
         return fallback
     if absent_notes is not None:
         try:
-            return _facts(reference, revision, offline, role, fallback)
+            return _facts(reference, revision, offline, role, fallback, weights)
         except InputError as error:
             absent_notes.append(f"{error.one_line()}; the {role}'s config.json facts are unknown, so rules that need them stayed quiet (give --{role} DIR)")
             return fallback
     if fallback is not None:
-        # A preset's snapshot stands in unless the real model is at hand (locally or cached).
+        # A preset's snapshot stands in unless the real model is at hand (locally or cached);
+        # it is more specific than the catalog, which is not asked.
         try:
-            return load_facts(reference, revision=revision, offline=True, role=role)
+            return load_facts(reference, revision=revision, offline=True, role=role, weights=weights, catalog=False)
         except InputError:
             return fallback
-    return load_facts(reference, revision=revision, offline=offline, role=role)
+    return load_facts(reference, revision=revision, offline=offline, role=role, weights=weights)
 
 
 def _dedupe(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:

@@ -41,10 +41,39 @@ class Dialect(StrEnum):
 # Model facts
 
 
+ModelOrigin = Literal["local", "hf-cache", "hub", "catalog", "preset", "example"]
+
+
+class WeightFacts(Frozen):
+    """What a checkpoint's safetensors headers say (names, shapes, dtypes), normalised once.
+
+    Read from the headers only, never the tensors: a local shard's first bytes, or the hub's
+    safetensors metadata. ``None`` means the headers did not say (the tensor is absent).
+    """
+
+    source: str = Field(description="where the headers were read: a directory, repo@revision, or the catalog")
+    tensor_count: int
+    # EAGLE heads: fc maps the target's features to the draft's hidden size (out, in).
+    fc_shape: tuple[int, ...] | None = None
+    # EAGLE3's vocabulary maps: d2t (draft id -> target id offset) and t2d (target -> in draft).
+    d2t_shape: tuple[int, ...] | None = None
+    t2d_shape: tuple[int, ...] | None = None
+    embed_shape: tuple[int, ...] | None = None
+    lm_head_shape: tuple[int, ...] | None = None
+    # Safetensors dtype names (BF16, F16, F32, F8_E4M3, I8, ...) of the floating-point weights.
+    stored_dtypes: tuple[str, ...] = ()
+    # Tensors that only quantized checkpoints carry (weight_scale, qweight, ...), counted.
+    quantized_tensors: int = 0
+    # Tensor names of an MTP/NextN module, where the family's naming is known (see weights.py).
+    mtp_tensors: int | None = None
+
+
 class ModelFacts(Frozen):
     """What one config.json says, normalised once. ``None`` means the file did not say."""
 
     source: str = Field(description="local path, repo@revision, or 'preset:<name>'")
+    origin: ModelOrigin | None = Field(default=None, description="where config.json was read: resolution order local, hf-cache, hub, catalog")
+    origin_detail: str | None = Field(default=None, description="for the catalog: its snapshot date and the copy's source")
     revision: str | None = None
     architectures: tuple[str, ...] | None = None
     model_type: str | None = None
@@ -65,6 +94,10 @@ class ModelFacts(Frozen):
     tie_word_embeddings: bool | None = None
     quantization: str | None = None
     eagle_aux_hidden_state_layer_ids: tuple[int, ...] | None = None
+    # EAGLE3 heads: SGLang sizes fc as target_hidden_size (else hidden_size) times
+    # num_aux_hidden_states (else the number of aux layer ids, else 3); llama_eagle3.py:151-167.
+    target_hidden_size: int | None = None
+    num_aux_hidden_states: int | None = None
     block_size: int | None = None
     has_remote_code: bool | None = None
     # MoE and MLA shape facts, used by the memory estimate.
@@ -78,6 +111,7 @@ class ModelFacts(Frozen):
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None
     v_head_dim: int | None = None
+    weights: WeightFacts | None = None
 
     @property
     def architecture(self) -> str | None:

@@ -19,6 +19,26 @@ def facts_json(facts: ModelFacts | None) -> dict[str, Any] | None:
     return None if facts is None else facts.model_dump(mode="json")
 
 
+_ORIGIN_WORDS = {
+    "local": "local directory",
+    "hf-cache": "Hugging Face cache",
+    "hub": "Hugging Face hub",
+    "catalog": "specguard catalog",
+    "preset": "preset",
+    "example": "example",
+}
+
+
+def model_origin(facts: ModelFacts) -> str:
+    """Where a model's facts came from, in the resolution order's words (header line)."""
+    words = _ORIGIN_WORDS.get(facts.origin or "", "unknown")
+    if facts.origin_detail:
+        words += f" ({facts.origin_detail})"
+    if facts.weights is not None:
+        words += f"; weights: {facts.weights.tensor_count} tensors from {facts.weights.source}"
+    return words
+
+
 def finding_json(finding: Finding) -> dict[str, Any]:
     fix = None
     if finding.fix is not None:
@@ -210,6 +230,9 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
         f"[bold]specguard[/bold] {target} + {draft} · SGLang {ctx.env.sglang_version} "
         f"({ctx.env.sglang_version_origin}) · {gpu} · {ctx.spec.dialect.value} flags"
     )
+    for role, facts in (("target", ctx.target), ("draft", ctx.draft)):
+        if facts is not None and facts.origin is not None:
+            console.print(f"[dim]{role} facts: {model_origin(facts)}[/dim]", highlight=False)
     if outcome.findings:
         table = Table(show_lines=True, expand=True)
         # Narrow terminals wrap (fold) every column; nothing a user needs is cut to "…".

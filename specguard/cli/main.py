@@ -10,6 +10,7 @@ import typer
 from specguard import __version__
 from specguard.cli.check import check_command
 from specguard.cli.launch_cmd import launch_command
+from specguard.cli.models_cmd import models_app
 from specguard.cli.presets_cmd import presets_app
 from specguard.cli.render_cmd import render_command
 from specguard.cli.rules_cmd import rule_command, rules_command
@@ -34,6 +35,7 @@ _REGISTER: dict[str, Callable[[typer.Typer], None]] = {
     "presets": lambda app: app.add_typer(presets_app, name="presets"),
     "render": lambda app: app.command("render", context_settings=SERVER_ARGS)(render_command),
     "launch": lambda app: app.command("launch", context_settings=SERVER_ARGS)(launch_command),
+    "models": lambda app: app.add_typer(models_app, name="models"),
 }
 
 

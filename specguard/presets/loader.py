@@ -58,14 +58,17 @@ class LoadedPreset:
             config = _read_snapshot(snapshot, self.path)
             origin = (ref.config_source or "").split(":", 1)[0].strip()
             provenance = f" ({origin})" if origin else ""
-            return facts_from_config(config, source=f"preset:{self.label}:{role} snapshot of {ref.model}{provenance}", revision=ref.revision)
+            return facts_from_config(
+                config, source=f"preset:{self.label}:{role} snapshot of {ref.model}{provenance}", revision=ref.revision, origin="preset"
+            )
         if ref.facts is not None:
             return ModelFacts(
                 source=f"preset:{self.label}:{role} facts for {ref.model}",
+                origin="preset",
                 revision=ref.revision,
                 **ref.facts.as_model_facts_kwargs(),
             )
-        return ModelFacts(source=f"preset:{self.label}:{role} {ref.model} (no facts stated)", revision=ref.revision)
+        return ModelFacts(source=f"preset:{self.label}:{role} {ref.model} (no facts stated)", origin="preset", revision=ref.revision)
 
 
 def shipped_names() -> list[str]:

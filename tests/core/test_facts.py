@@ -84,8 +84,22 @@ def test_repo_id_offline_and_not_cached(tmp_path: Path, monkeypatch: pytest.Monk
     import huggingface_hub.constants as constants
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    # A model the catalog does not hold either (the catalog stands in for the ones it holds).
     with pytest.raises(InputError, match="not in the local Hugging Face cache"):
-        load_facts("meta-llama/Llama-3.1-8B-Instruct", offline=True)
+        load_facts("meta-llama/Llama-3.2-1B-Instruct", offline=True)
+
+
+def test_repo_id_offline_and_not_cached_falls_back_to_the_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants as constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    facts = load_facts("meta-llama/Llama-3.1-8B-Instruct", offline=True)
+    assert facts.origin == "catalog"
+    assert facts.max_position_embeddings == 131072 and facts.vocab_size == 128256
+    assert facts.origin_detail and "catalog snapshot" in facts.origin_detail and "not in the local Hugging Face cache" in facts.origin_detail
+    # A preset-style caller that has its own snapshot asks without the catalog.
+    with pytest.raises(InputError):
+        load_facts("meta-llama/Llama-3.1-8B-Instruct", offline=True, catalog=False)
 
 
 def test_repo_id_read_from_a_real_hf_cache_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,5 +117,6 @@ def test_repo_id_read_from_a_real_hf_cache_layout(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
     facts = load_facts("meta-llama/Llama-3.1-8B-Instruct", offline=True)
     assert facts.max_position_embeddings == 131072 and facts.revision == commit
+    assert facts.origin == "hf-cache"  # the cache is read before the catalog
     pinned = load_facts(f"meta-llama/Llama-3.1-8B-Instruct@{commit}", offline=True)
     assert pinned.source.endswith("@" + commit)

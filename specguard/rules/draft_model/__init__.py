@@ -1,4 +1,5 @@
-"""DM: the draft and the target as a pair (dtype, context, vocabulary, architecture, MTP)."""
+"""DM: the draft and the target as a pair (dtype, context, vocabulary, architecture, MTP);
+DM100-DM129 read the checkpoints' safetensors headers (specguard/weights.py)."""
 
 from specguard.rules.draft_model import DM001_draft_dtype_differs_from_target as DM001
 from specguard.rules.draft_model import DM002_draft_context_shorter_than_target as DM002
@@ -13,6 +14,11 @@ from specguard.rules.draft_model import DM010_draft_path_for_mtp_target as DM010
 from specguard.rules.draft_model import DM011_eagle3_with_gemma4_assistant as DM011
 from specguard.rules.draft_model import DM012_context_length_above_target as DM012
 from specguard.rules.draft_model import DM013_eagle3_aux_layers_out_of_range as DM013
+from specguard.rules.draft_model import DM100_eagle2_head_passed_as_eagle3 as DM100
+from specguard.rules.draft_model import DM101_eagle3_fc_aux_count_mismatch as DM101
+from specguard.rules.draft_model import DM102_eagle3_token_map_missing as DM102
+from specguard.rules.draft_model import DM103_eagle3_lm_head_missing as DM103
+from specguard.rules.draft_model import DM104_mtp_weights_missing as DM104
 from specguard.rules.draft_model import DM130_draft_vocab_same_size_other_family as DM130
 
 RULES = (
@@ -29,5 +35,10 @@ RULES = (
     DM011.RULE,
     DM012.RULE,
     DM013.RULE,
+    DM100.RULE,
+    DM101.RULE,
+    DM102.RULE,
+    DM103.RULE,
+    DM104.RULE,
     DM130.RULE,
 )

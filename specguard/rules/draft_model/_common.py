@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import Version
+
 from specguard.models import ModelFacts
 from specguard.resolution import MTP_TARGET_ARCHITECTURES
 
@@ -155,3 +157,27 @@ def is_hub_reference(path: str | None, facts: ModelFacts | None) -> bool:
     if facts is None:
         return True
     return facts.revision is not None or "@" in facts.source
+
+
+# SGLang sizes an EAGLE3 head's fc for a configurable number of aux states from 0.5.12 on;
+# 0.5.11 and before always use 3 (``models/llama_eagle3.py:139`` of 0.5.11: ``hidden_size_in * 3``).
+EAGLE3_AUX_COUNT_FROM_CONFIG = Version("0.5.12")
+
+
+def eagle3_fc_layout(draft: ModelFacts, version: Version) -> tuple[int, int] | None:
+    """(input width per aux state, number of aux states) SGLang builds an EAGLE3 head's ``fc`` with:
+    ``target_hidden_size`` else ``hidden_size``, times ``num_aux_hidden_states`` else the number
+    of ``eagle_config.eagle_aux_hidden_state_layer_ids`` else 3 (0.5.23 ``models/llama_eagle3.py:151-167``)."""
+    width = draft.target_hidden_size or draft.hidden_size
+    if width is None:
+        return None
+    if version < EAGLE3_AUX_COUNT_FROM_CONFIG:
+        return width, 3
+    ids = draft.eagle_aux_hidden_state_layer_ids
+    count = draft.num_aux_hidden_states or (len(ids) if ids else 3)
+    return width, count
+
+
+# The ``fc`` of an EAGLE-1/EAGLE-2 head is ``Linear(hidden_size * 2, hidden_size)``: the token's
+# embedding concatenated with one hidden state (``models/llama_eagle.py:91``).
+EAGLE2_FC_FACTOR = 2

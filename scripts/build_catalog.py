@@ -1,0 +1,168 @@
+"""Rebuild specguard's model catalog (``specguard/catalog/``) from public copies of config.json.
+
+Nothing here writes a config by hand: every ``config.json`` in the catalog is a byte copy of a
+file in a public git repository, recorded as ``repo@commit:path`` with that commit's date, and
+every facts entry repeats facts a shipped preset already cites (its ``facts_source``).
+
+Sources, in the order they are read (a later one never replaces an earlier one):
+
+1. ``ai-dynamo/aiconfigurator``: the pre-downloaded HF configs under ``*/model_configs/``
+   (``Org--Name_config.json``), the newest version of every file the repository ever held.
+   Mirror it with the research tool ``fetch github:ai-dynamo/aiconfigurator``.
+2. The verbatim copies recorded in ``shared/fixtures/hf-configs/SOURCES.md`` that the shipped
+   presets snapshot (``specguard/presets/_shipped/snapshots/``), with the source the preset states.
+3. Facts entries: the ``facts`` a shipped preset gives for a model with no config.json copy.
+
+Usage: ``python scripts/build_catalog.py [--mirrors /work/.mirror] [--snapshot-date YYYY-MM-DD]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG = ROOT / "specguard" / "catalog"
+PRESETS = ROOT / "specguard" / "presets" / "_shipped"
+AICONFIGURATOR = "ai-dynamo/aiconfigurator"
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def _git_bytes(repo: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+
+
+def aiconfigurator_entries(mirror: Path) -> list[dict]:
+    """The newest stored version of every ``model_configs/Org--Name_config.json``."""
+    log = _git(mirror, "log", "--all", "--diff-filter=AMR", "--format=@%H %cs", "--name-only", "--", "*model_configs/*_config.json")
+    newest: dict[str, tuple[str, str, str]] = {}
+    commit = date = ""
+    for line in log.splitlines():
+        if line.startswith("@"):
+            commit, date = line[1:].split()
+            continue
+        path = line.strip()
+        name = path.rsplit("/", 1)[-1]
+        if not path or name.endswith("_hf_quant_config.json") or "--" not in name:
+            continue
+        model = name.removesuffix("_config.json").replace("--", "/", 1)
+        # git log lists newest first; keep the first (newest) version of each model, by date.
+        if model not in newest or date > newest[model][1]:
+            newest[model] = (commit, date, path)
+    entries = []
+    for model, (commit, date, path) in sorted(newest.items()):
+        data = _git_bytes(mirror, "show", f"{commit}:{path}")
+        try:
+            json.loads(data)
+        except ValueError:
+            continue  # an LFS pointer or a broken file is not a config
+        entries.append(
+            {
+                "model": model,
+                "kind": "config",
+                "source": f"{AICONFIGURATOR}@{commit}:{path}",
+                "date": date,
+                "fidelity": "verbatim (the repository says it pre-downloaded these from the Hugging Face hub)",
+                "data": data,
+            }
+        )
+    return entries
+
+
+def preset_entries() -> list[dict]:
+    """Config copies the presets snapshot, and the facts presets state for the rest."""
+    entries = []
+    for preset in sorted(PRESETS.glob("*.yaml")):
+        document = yaml.safe_load(preset.read_text())
+        for role in ("target", "draft"):
+            block = document.get(role) or {}
+            model = block.get("model")
+            if not model or "/" not in model or model.startswith("tiny:"):
+                continue
+            if block.get("config"):
+                entries.append(
+                    {
+                        "model": model,
+                        "kind": "config",
+                        "source": block.get("config_source") or f"preset {document['name']}",
+                        "date": None,
+                        "fidelity": f"as snapshotted by preset {document['name']} (see shared/fixtures/hf-configs/SOURCES.md)",
+                        "data": (PRESETS / block["config"]).read_bytes(),
+                    }
+                )
+            elif block.get("facts"):
+                entries.append(
+                    {
+                        "model": model,
+                        "kind": "facts",
+                        "source": " ".join(str(block.get("facts_source") or "").split()) or f"preset {document['name']}",
+                        "date": None,
+                        "fidelity": f"facts only, as preset {document['name']} states them; no public copy of config.json was found",
+                        "data": (json.dumps(block["facts"], indent=2, sort_keys=True) + "\n").encode(),
+                    }
+                )
+    return entries
+
+
+SOURCE_OF_A_COPY = re.compile(r"^[\w.-]+/[\w.-]+ ?@ ?[0-9a-f]{8,40} ?: ?\S+")
+
+
+def name_the_copy(entries: list[dict]) -> None:
+    """A preset that says its snapshot is "identical to" another copy gets that copy's
+    ``repo@commit:path`` as its source (its own words kept as the fidelity note)."""
+    by_bytes = {e["data"]: e["source"] for e in entries if e["kind"] == "config" and SOURCE_OF_A_COPY.match(e["source"])}
+    for entry in entries:
+        if entry["kind"] == "config" and not SOURCE_OF_A_COPY.match(entry["source"]) and entry["data"] in by_bytes:
+            entry["fidelity"] = f"{entry['source']} ({entry['fidelity']})"
+            entry["source"] = by_bytes[entry["data"]]
+
+
+def write_catalog(entries: list[dict], snapshot_date: str) -> int:
+    name_the_copy(entries)
+    chosen: dict[str, dict] = {}
+    for entry in entries:
+        chosen.setdefault(entry["model"], entry)  # the first source read wins
+    models_dir = CATALOG / "models"
+    if models_dir.exists():
+        shutil.rmtree(models_dir)
+    index = []
+    for model, entry in sorted(chosen.items(), key=lambda item: item[0].lower()):
+        folder = models_dir / model
+        folder.mkdir(parents=True)
+        filename = "config.json" if entry["kind"] == "config" else "facts.json"
+        (folder / filename).write_bytes(entry["data"])
+        meta = {key: entry[key] for key in ("model", "kind", "source", "date", "fidelity")}
+        (folder / "source.json").write_text(json.dumps(meta, indent=2) + "\n")
+        parsed = json.loads(entry["data"])
+        text = parsed.get("text_config") if isinstance(parsed.get("text_config"), dict) else {}
+        architectures = parsed.get("architectures") or text.get("architectures") or []
+        index.append({**meta, "architecture": architectures[0] if architectures else None})
+    (CATALOG / "index.json").write_text(json.dumps({"models": index}, indent=1) + "\n")
+    # Apart from the index, so that a lookup (which says the date) never reads the index.
+    (CATALOG / "snapshot.json").write_text(json.dumps({"snapshot_date": snapshot_date}) + "\n")
+    return len(index)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="where `fetch` put the git mirrors")
+    parser.add_argument("--snapshot-date", default=dt.date.today().isoformat(), help="the catalog's snapshot date")
+    args = parser.parse_args()
+    mirror = args.mirrors / AICONFIGURATOR.replace("/", "+") / "repo"
+    entries = aiconfigurator_entries(mirror) + preset_entries()
+    count = write_catalog(entries, args.snapshot_date)
+    print(f"catalog: {count} models written to {CATALOG.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

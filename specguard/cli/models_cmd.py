@@ -1,0 +1,91 @@
+"""``specguard models [list] | show ORG/NAME``: the catalog, and the facts specguard uses for one model."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+
+from specguard.cli.errors import clean_errors
+from specguard.cli.options import Format, Offline, OutputFormat
+
+models_app = typer.Typer(
+    name="models",
+    help="List the model catalog (public config.json copies), or show the facts used for one model.",
+    invoke_without_command=True,
+    add_completion=False,
+)
+
+
+@models_app.callback()
+def models_callback(ctx: typer.Context, output_format: Format = OutputFormat.human) -> None:
+    """With no subcommand: the catalog (same as `specguard models list`)."""
+    if ctx.invoked_subcommand is None:
+        list_command(output_format)
+
+
+@models_app.command("list")
+def list_command(output_format: Format = OutputFormat.human) -> None:
+    """Every catalog entry: model, architecture, kind (config copy or facts), source and its date."""
+    from specguard import catalog
+
+    with clean_errors(lambda: output_format is not OutputFormat.human):
+        document = {"snapshot_date": catalog.snapshot_date(), **catalog.index()}
+    if output_format is not OutputFormat.human:
+        print(json.dumps({"schema_version": 1, "snapshot_date": document["snapshot_date"], "models": document["models"]}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"specguard model catalog (snapshot {document['snapshot_date']}, {len(document['models'])} models)", expand=False)
+    for column in ("model", "architecture", "kind", "source date"):
+        table.add_column(column, overflow="fold")
+    for entry in document["models"]:
+        table.add_row(entry["model"], entry["architecture"] or "-", entry["kind"], entry["date"] or "-")
+    Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 120)).print(table)
+
+
+_WEIGHT_FIELDS = ("tensor_count", "fc_shape", "d2t_shape", "t2d_shape", "embed_shape", "lm_head_shape", "stored_dtypes", "quantized_tensors", "mtp_tensors")
+
+
+@models_app.command("show")
+def show_command(
+    reference: str = typer.Argument(..., metavar="ORG/NAME", help="A hub repo id (org/name[@revision]) or a local model directory."),
+    offline: Offline = False,
+    output_format: Format = OutputFormat.human,
+) -> None:
+    """The facts specguard uses for one model, and where each came from (local, HF cache, hub, catalog)."""
+    as_json = output_format is not OutputFormat.human
+    with clean_errors(lambda: as_json):
+        from specguard.facts import load_facts
+        from specguard.report import model_origin
+
+        facts = load_facts(reference, offline=offline, role="this", weights=True)
+        config_from = model_origin(facts.model_copy(update={"weights": None}))
+        rows: list[dict[str, Any]] = [
+            {"fact": name, "value": value, "from": config_from}
+            for name, value in facts.model_dump(mode="json", exclude={"source", "origin", "origin_detail", "revision", "weights"}).items()
+            if value is not None
+        ]
+        if facts.weights is not None:
+            weights = facts.weights.model_dump(mode="json")
+            rows += [{"fact": f"weights.{name}", "value": weights[name], "from": facts.weights.source} for name in _WEIGHT_FIELDS if weights[name] not in (None, [])]
+    if as_json:
+        print(json.dumps({"schema_version": 1, "model": facts.model_dump(mode="json"), "facts": rows}, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 120))
+    console.print(f"[bold]{facts.source}[/bold]: config from {config_from}", highlight=False)
+    if facts.weights is None:
+        console.print("[dim]weights: no safetensors headers at hand (local directory or HF cache; online, the hub)[/dim]")
+    table = Table(expand=False)
+    for column in ("fact", "value", "from"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        origin = "weights headers" if row["fact"].startswith("weights.") else (facts.origin or "-")
+        table.add_row(row["fact"], json.dumps(row["value"]) if not isinstance(row["value"], str) else row["value"], origin)
+    console.print(table)
