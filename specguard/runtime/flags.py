@@ -330,7 +330,10 @@ def eagle_head_refusal(algorithm: str, draft_path: str) -> str | None:
 
     config = Path(draft_path) / "config.json"
     if not config.is_file():
-        return None  # a hub id or a missing directory: the runtime says which when it starts
+        return (
+            f"--speculative-draft-model-path {draft_path}: no config.json there; the reference runtime loads "
+            "EAGLE heads from a local checkpoint directory (download it first, or run with SGLang)"
+        )
     try:
         architectures = json.loads(config.read_text()).get("architectures") or []
     except (OSError, ValueError, AttributeError):
@@ -338,8 +341,8 @@ def eagle_head_refusal(algorithm: str, draft_path: str) -> str | None:
     kinds = {EAGLE_HEAD_ARCHITECTURES[a] for a in architectures if a in EAGLE_HEAD_ARCHITECTURES}
     if not kinds:
         return (
-            f"--speculative-draft-model-path {draft_path}: architecture {architectures!r} is not an EAGLE head the "
-            f"reference runtime loads ({', '.join(sorted(EAGLE_HEAD_ARCHITECTURES))}); run it with SGLang"
+            f"--speculative-algorithm {algorithm}: the draft {draft_path} has architecture {architectures!r}, not an "
+            f"EAGLE head the reference runtime loads ({', '.join(sorted(EAGLE_HEAD_ARCHITECTURES))}); run it with SGLang"
         )
     if algorithm not in kinds:
         return f"--speculative-draft-model-path {draft_path} is an {kinds.pop()} head; launch it with --speculative-algorithm of that name"
