@@ -8,6 +8,7 @@ from collections.abc import Callable
 import typer
 
 from specguard import __version__
+from specguard.cli.accept_cmd import accept_command
 from specguard.cli.check import check_command
 from specguard.cli.launch_cmd import launch_command
 from specguard.cli.presets_cmd import presets_app
@@ -34,6 +35,7 @@ _REGISTER: dict[str, Callable[[typer.Typer], None]] = {
     "presets": lambda app: app.add_typer(presets_app, name="presets"),
     "render": lambda app: app.command("render", context_settings=SERVER_ARGS)(render_command),
     "launch": lambda app: app.command("launch", context_settings=SERVER_ARGS)(launch_command),
+    "accept": lambda app: app.command("accept")(accept_command),
 }
 
 
