@@ -211,7 +211,8 @@ class EagleHead(nn.Module):
         mask: torch.Tensor | None = None,
         from_target: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(logits over the target's vocabulary ``[T, V]``, hidden state for the next step ``[T, H]``).
+        """(logits ``[T, draft vocabulary]``, hidden state for the next step ``[T, H]``); draft row
+        ``i`` is target token ``hot_token_ids[i]`` (identity without ``d2t``): see :meth:`full_vocab`.
 
         ``hidden`` is the target's (``from_target``: EAGLE3 projects it with ``fc``) or the
         head's own output of the previous step.
@@ -244,11 +245,14 @@ class EagleHead(nn.Module):
                 x = x + layer.self_attn.forward(h, cos, sin, start, bias)
                 x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
             out = next_hidden = x
-        logits = F.linear(out, self.head_weight).float()
-        if self.hot_token_ids is not None:
-            full = torch.full((t, self.vocab_size), float("-inf"), device=logits.device)
-            logits = full.index_copy_(1, self.hot_token_ids, logits)
-        return logits, next_hidden
+        return F.linear(out, self.head_weight).float(), next_hidden
+
+    def full_vocab(self, logits: torch.Tensor) -> torch.Tensor:
+        """Draft-vocabulary logits spread over the target's vocabulary (-inf where the head cannot draft)."""
+        if self.hot_token_ids is None:
+            return logits
+        full = torch.full((*logits.shape[:-1], self.vocab_size), float("-inf"), device=logits.device)
+        return full.index_copy_(-1, self.hot_token_ids, logits)
 
 
 def _read_tensors(draft_dir: Path) -> dict[str, torch.Tensor]:

@@ -181,6 +181,9 @@ class EagleDrafter:
         self.device = head.device
         self.valid = 0
         self.pending: torch.Tensor | None = None
+        # Greedy drafting picks in the draft vocabulary and maps the winners (no full-vocabulary scatter).
+        self.hot = head.hot_token_ids
+        self.hot_cpu = None if head.hot_token_ids is None else head.hot_token_ids.cpu()
 
     def start(self, prefill_hidden: torch.Tensor) -> None:
         self.valid = 0
@@ -211,8 +214,10 @@ class EagleDrafter:
         for i in range(steps):
             if draft_probs is None:
                 token = logits.argmax(-1, keepdim=True)
+                if self.hot is not None:
+                    token = self.hot[token]
             else:
-                q = logits_to_probs(logits, params)
+                q = logits_to_probs(self.head.full_vocab(logits), params)
                 token = torch.multinomial(q, 1, generator=gen)
                 draft_probs.append(q)
             drafted.append(token)
@@ -231,10 +236,12 @@ class EagleDrafter:
             logits, states["hidden"] = self.head(tokens, parents, positions, start, mask)
             return logits
 
-        return grow_tree(committed[-1], first, self.spec, self.valid, self.device, expand)
+        return grow_tree(committed[-1], first, self.spec, self.valid, self.device, expand, self.hot_cpu)
 
 
-def grow_tree(root: int, first_logits: torch.Tensor, spec: SpecConfig, prefix: int, device, expand) -> DraftTree:  # type: ignore[no-untyped-def]
+def grow_tree(  # type: ignore[no-untyped-def]
+    root: int, first_logits: torch.Tensor, spec: SpecConfig, prefix: int, device, expand, token_ids=None
+) -> DraftTree:
     """SGLang's EAGLE-2 tree: top-``topk`` children per beam node with cumulative log-probabilities,
     the ``topk`` best pool nodes as the next beam, and the best ``num_draft_tokens - 1`` nodes kept.
 
@@ -242,11 +249,15 @@ def grow_tree(root: int, first_logits: torch.Tensor, spec: SpecConfig, prefix: i
     committed slots, and depth-``s`` nodes sit at RoPE position ``prefix - 1 + s``.
     ``expand(tokens, parent_rows, positions, start, mask)`` runs the drafter on the beam (written
     to scratch slots ``start..``); ``parent_rows`` are each beam node's parent row in the previous
-    expand (all 0 for depth 1), for drafters that carry a per-node hidden state.
+    expand (all 0 for depth 1), for drafters that carry a per-node hidden state. ``token_ids``
+    maps the drafter's logit rows to token ids (an EAGLE3 head's reduced vocabulary; None: the
+    rows are the token ids).
     """
     k = spec.topk
     logp = torch.log_softmax(first_logits, dim=-1)
     top_values, top_indices = (t.cpu() for t in torch.topk(logp, k))
+    if token_ids is not None:
+        top_indices = token_ids[top_indices]
     # Tree bookkeeping stays on the host; only the beam's tokens go to the device.
     pool_scores = [top_values]
     pool_tokens = [top_indices]
@@ -273,6 +284,8 @@ def grow_tree(root: int, first_logits: torch.Tensor, spec: SpecConfig, prefix: i
         child = torch.topk(torch.log_softmax(logits, dim=-1), k, dim=-1)
         scores = (beam_scores.unsqueeze(1) + child.values.cpu()).reshape(-1)
         tokens = child.indices.cpu().reshape(-1)
+        if token_ids is not None:
+            tokens = token_ids[tokens]
         parents = beam_pool_idx.repeat_interleave(k)
         pool_scores.append(scores)
         pool_tokens.append(tokens)

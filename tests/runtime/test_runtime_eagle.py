@@ -173,7 +173,8 @@ def test_d2t_maps_draft_rows_to_target_tokens(tmp_path, target_dir):
     target.setup_cache(16)
     _, hidden = target(torch.tensor([4, 5]), None, 0, return_hidden=True)
     logits, _ = head(torch.tensor([5, 6]), hidden, None, 0, from_target=True)
-    finite = torch.isfinite(logits[0]).nonzero().flatten()
+    assert logits.shape == (2, 40)
+    finite = torch.isfinite(head.full_vocab(logits)[0]).nonzero().flatten()
     assert torch.equal(finite, head.hot_token_ids)  # only the draft vocabulary can be drafted
 
 
