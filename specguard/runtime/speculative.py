@@ -420,7 +420,8 @@ class Decoder:
             src = torch.tensor(path, dtype=torch.long, device=self.device) + root_pos
             self.target.move_cache(src, root_pos)
         if hidden is not None:
-            self.drafter.accept(hidden[torch.tensor(path, device=self.device)])  # type: ignore[union-attr]
+            kept = hidden[: len(path)] if path[-1] == len(path) - 1 else hidden[torch.tensor(path, device=self.device)]
+            self.drafter.accept(kept)  # type: ignore[union-attr]
         elif chain_drafter:
             self.drafter.after_chain(len(committed), len(path) - 1)  # type: ignore[union-attr]
         new_tokens = [tree.tokens[i] for i in path[1:]] + [bonus]
