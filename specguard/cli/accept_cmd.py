@@ -22,7 +22,6 @@ from specguard.cli.errors import clean_errors
 from specguard.errors import InputError
 
 DEFAULT_BATCH_SIZES = "1,2,4,8,16,32,64,128,256"
-SLOW_START_SECONDS = 30.0  # above this, say how long the run is expected to take before it starts
 
 
 def _ints(flag: str, text: str) -> list[int]:
@@ -157,12 +156,12 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
     per_forward = seconds_per_forward(pair, prompt_ids)
     draft_share = 0.0 if pair.draft is None else max(s.num_steps for s in grid)
     expected = len(grid) * len(prompt_ids) * max_new_tokens / 2 * per_forward * (1 + 0.2 * draft_share)
-    if expected > SLOW_START_SECONDS or not as_json:
-        console.print(
-            f"{algo}: {len(grid)} settings x {len(prompt_ids)} prompts x {max_new_tokens} tokens on {device}; "
-            f"a target forward takes {per_forward * 1000:.1f} ms, so this should take about {expected:.0f} s "
-            "(Ctrl-C stops early and prints the figures so far)"
-        )
+    # Always said (on stderr, before measuring): with big models on a small machine it is minutes or hours.
+    console.print(
+        f"{algo}: {len(grid)} settings x {len(prompt_ids)} prompts x {max_new_tokens} tokens on {device}; "
+        f"a target forward takes {per_forward * 1000:.1f} ms, so this should take about {expected:.0f} s "
+        "(Ctrl-C stops early and prints the figures so far)"
+    )
     results = []
     interrupted = False
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

@@ -122,3 +122,34 @@ def test_roofline_is_memory_bound_at_batch_one_and_speculation_stops_paying_when
     assert first["speedup"] == pytest.approx(3 / 1.3, rel=1e-6)
     assert last["speedup"] < 1.0
     assert result["pays_up_to_batch"] == 16 and result["stops_paying_at_batch"] == 1024
+
+
+def test_ctrl_c_stops_early_with_the_figures_so_far(tiny_eagle3, prompts_file):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "specguard", "accept", "--target", str(tiny_eagle3.target), "--draft", str(tiny_eagle3.draft),
+         "--prompts", str(prompts_file), "--max-new-tokens", "200", "--steps", "1,2,3,4,5,6,7,8", "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        # the estimate line comes before measuring starts; give it a moment to measure a setting or two
+        err = ""
+        while "should take about" not in err and time.monotonic() < deadline and proc.poll() is None:
+            err += proc.stderr.readline()
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        out, rest = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err + rest
+    report = json.loads(out)
+    assert report["complete"] is False and len(report["settings"]) < 8
+    assert "stopped by Ctrl-C" in rest
