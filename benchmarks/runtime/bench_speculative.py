@@ -1,5 +1,12 @@
-"""Benchmark: greedy tokens/s of the reference runtime with and without speculation, and of the
-Hugging Face transformers peer (assisted generation and prompt lookup) on the same tiny pair.
+"""Benchmark: greedy tokens/s of the reference runtime with and without speculation (STANDALONE,
+EAGLE3, NGRAM), each speculative mode next to its analytic bound, and of the Hugging Face
+transformers peer (assisted generation and prompt lookup) on the same tiny pair.
+
+The analytic bound of a mode is the speedup its own measured accept length allows at its own
+measured per-forward costs (CPU time of one target verify, one draft extend and one draft step,
+timed in isolation, best of many): ``accept_length * t_plain / (t_verify + t_extend +
+(num_steps - 1) * t_step)``; NGRAM's CPU drafting counts as free. The share of the bound the
+runtime reaches is what host-side bookkeeping (tree building, verification, cache moves) costs.
 
     python benchmarks/runtime/bench_speculative.py [--new-tokens 128] [--repeats 3] [--no-peer]
 
@@ -7,9 +14,10 @@ Batch size 1, greedy, one CPU thread for every contender, best of N interleaved 
 bound; more threads only add synchronisation). The runtime is measured in process through its
 decoder (the server adds a constant HTTP cost per request, measured separately under
 concurrency at the end). The peer runs in a virtual environment with transformers, created on
-first use at ``.venv-bench`` (``--system-site-packages`` so it shares this torch 2.13, and
-``pip install --no-deps transformers`` so nothing else changes); pass ``--peer-python`` to use
-another interpreter. Every contender's output is checked against the runtime's plain greedy
+first use at ``.venv-bench``: a ``.pth`` file puts this interpreter's site-packages (torch,
+tokenizers, safetensors, huggingface-hub) on its path, and ``pip install transformers`` adds
+transformers and only the dependencies still missing; pass ``--peer-python`` to use another
+interpreter. Every contender's output is checked against the runtime's plain greedy
 output; a mismatch is reported in the table.
 """
 
@@ -49,6 +57,10 @@ def runtime_modes():  # type: ignore[no-untyped-def]
         "STANDALONE chain k=4": SpecConfig("STANDALONE", num_steps=4, topk=1, num_draft_tokens=5),
         "STANDALONE chain k=6": SpecConfig("STANDALONE", num_steps=6, topk=1, num_draft_tokens=7),
         "STANDALONE tree 3/2/6": SpecConfig("STANDALONE", num_steps=3, topk=2, num_draft_tokens=6),
+        "EAGLE3 chain k=3": SpecConfig("EAGLE3", num_steps=3, topk=1, num_draft_tokens=4),
+        "EAGLE3 chain k=5": SpecConfig("EAGLE3", num_steps=5, topk=1, num_draft_tokens=6),
+        "EAGLE3 chain k=6": SpecConfig("EAGLE3", num_steps=6, topk=1, num_draft_tokens=7),
+        "EAGLE3 tree 5/4/8 (SGLang's Llama default)": SpecConfig("EAGLE3", num_steps=5, topk=4, num_draft_tokens=8),
         "NGRAM (defaults: breadth 10, 12 tokens)": SpecConfig("NGRAM", num_steps=1, topk=10, num_draft_tokens=12),
         "NGRAM breadth 1, 8 tokens": SpecConfig(
             "NGRAM", num_steps=8, topk=1, num_draft_tokens=8, ngram_max_bfs_breadth=1
@@ -56,9 +68,67 @@ def runtime_modes():  # type: ignore[no-untyped-def]
     }
 
 
-def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # type: ignore[no-untyped-def]
+def forward_costs(target, drafter, spec, accept_length: float, context: list[int], reps: int = 60) -> dict:  # type: ignore[no-untyped-def]
+    """CPU seconds of one target verify, one draft extend and one draft step for ``spec`` (best of ``reps``)."""
     import torch
 
+    from specguard.runtime.model import causal_mask
+
+    device = target.device
+    ids = torch.tensor(context, device=device)
+    n = len(context)
+    eagle = spec.algorithm in ("EAGLE", "EAGLE3")
+
+    def best(fn) -> float:  # type: ignore[no-untyped-def]
+        fn()
+        times = []
+        for _ in range(reps):
+            began = time.process_time()
+            fn()
+            times.append(time.process_time() - began)
+        return min(times)
+
+    with torch.inference_mode():
+        target(ids, None, 0)
+        width = spec.num_draft_tokens
+        tree_mask = None
+        if spec.topk > 1 or spec.algorithm == "NGRAM":  # a tree: explicit positions and mask, as the decoder passes
+            tree_mask = torch.ones(width, n + width, dtype=torch.bool, device=device)
+        positions = None if tree_mask is None else torch.arange(width, device=device) + n
+        costs = {
+            "plain": best(lambda: target(ids[:1], None, n)),
+            "verify": best(lambda: target(ids[:width], positions, n, tree_mask, return_hidden=eagle)),
+            "extend": 0.0,
+            "step": 0.0,
+        }
+        if drafter is None:
+            return costs
+        extend = max(1, round(accept_length)) if eagle else 2  # STANDALONE catches up about 2 tokens a round
+        step_width = spec.topk
+        step_mask = None if step_width == 1 else causal_mask(n, step_width, device)
+        step_positions = None if step_width == 1 else torch.full((step_width,), n, device=device)
+        if eagle:
+            aux = torch.zeros(extend, drafter.fc.weight.shape[1], dtype=drafter.dtype, device=device)
+            own = torch.zeros(step_width, drafter.cfg.model.hidden_size, dtype=drafter.dtype, device=device)
+            drafter(ids[:n], torch.zeros(n, aux.shape[1], dtype=drafter.dtype, device=device), None, 0, from_target=True)
+            costs["extend"] = best(lambda: drafter(ids[:extend], aux, None, n, from_target=True))
+            costs["step"] = best(lambda: drafter(ids[:step_width], own, step_positions, n, step_mask))
+        else:
+            drafter(ids, None, 0)
+            costs["extend"] = best(lambda: drafter(ids[:extend], None, n))
+            costs["step"] = best(lambda: drafter(ids[:step_width], step_positions, n, step_mask))
+    return costs
+
+
+def analytic_bound(spec, accept_length: float, costs: dict) -> float:  # type: ignore[no-untyped-def]
+    round_cost = costs["verify"] + costs["extend"] + max(0, spec.num_steps - 1) * costs["step"]
+    return accept_length * costs["plain"] / round_cost
+
+
+def bench_runtime(pair, head_dir, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # type: ignore[no-untyped-def]
+    import torch
+
+    from specguard.runtime.eagle import load_eagle_head
     from specguard.runtime.loader import load_model
     from specguard.runtime.speculative import Decoder, SamplingParams
     from specguard.runtime.tokenizer import Tokenizer
@@ -67,8 +137,11 @@ def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # 
     tok = Tokenizer(pair.target)
     target = load_model(pair.target)
     draft = load_model(pair.draft)
+    head = load_eagle_head(head_dir, target)
     target.setup_cache(1024)
     draft.setup_cache(1024)
+    head.setup_cache(1024)
+    drafters = {"STANDALONE": draft, "EAGLE3": head}
     prompts = [tok.encode(p) for p in PROMPTS]
     modes = runtime_modes()
     best: dict[str, float] = dict.fromkeys(modes, float("inf"))
@@ -79,7 +152,7 @@ def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # 
     # other processes on a shared machine hits every contender alike and is filtered out.
     for rep in range(repeats + 1):
         for name, spec in modes.items():
-            decoder = Decoder(target, spec, draft if spec.algorithm == "STANDALONE" else None)
+            decoder = Decoder(target, spec, drafters.get(spec.algorithm or ""))
             outs = []
             rounds = drafts = 0
             began, began_cpu = time.perf_counter(), time.process_time()
@@ -105,6 +178,13 @@ def bench_runtime(pair, new_tokens: int, repeats: int) -> tuple[dict, dict]:  # 
         name: {"tok_per_s": total / best[name], "cpu_tok_per_s": total / best_cpu[name], "accept_length": accept[name]}
         for name in modes
     }
+    context = prompts[1]
+    for name, spec in modes.items():
+        if spec.algorithm is None or not accept[name]:
+            continue
+        costs = forward_costs(target, drafters.get(spec.algorithm), spec, accept[name], context)
+        results[name]["bound"] = analytic_bound(spec, accept[name], costs)
+        results[name]["costs_ms"] = {k: round(v * 1000, 3) for k, v in costs.items()}
     return results, outputs
 
 
@@ -164,14 +244,21 @@ def bench_peer(pair, new_tokens: int, repeats: int) -> dict:  # type: ignore[no-
 def ensure_peer_python(requested: str | None) -> str | None:
     if requested:
         return requested
+    import sysconfig
+
     venv = REPO / ".venv-bench"
     python = venv / "bin" / "python"
     if not python.exists():
-        print(f"creating {venv} with transformers=={PEER_VERSION} (--no-deps, sharing this torch)", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--no-deps", f"transformers=={PEER_VERSION}"], check=True
-        )
+        print(f"creating {venv} with transformers=={PEER_VERSION} (sharing this interpreter's packages)", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        # A venv made with --system-site-packages sees the base interpreter's packages, not this
+        # (virtual) environment's: a fresh clone's .venv-bench then lacked huggingface_hub and torch.
+        site = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        Path(site, "_specguard_parent.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"transformers=={PEER_VERSION}"], check=True)
     check = subprocess.run(
         [str(python), "-c", "import transformers, torch; print(torch.__version__)"], capture_output=True, text=True
     )
@@ -269,11 +356,12 @@ def main() -> int:
         print(json.dumps(bench_peer({k: Path(v) for k, v in pair.items()}, args.new_tokens, args.repeats)))
         return 0
 
-    from specguard.runtime.tiny import ensure_tiny_pair
+    from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair
 
     pair = ensure_tiny_pair()
+    head_dir = ensure_tiny_eagle3().draft
     print(f"tiny pair: {pair.target.parent}; load average before: {os.getloadavg()[0]:.2f}", file=sys.stderr)
-    results, outputs = bench_runtime(pair, args.new_tokens, args.repeats)
+    results, outputs = bench_runtime(pair, head_dir, args.new_tokens, args.repeats)
     reference = outputs["plain"]
     peer: dict = {}
     if not args.no_peer:
@@ -310,8 +398,8 @@ def main() -> int:
     hf_lookup = "transformers prompt lookup (10 tokens)" if "transformers prompt lookup (10 tokens)" in peer else None
     hf_plain = "transformers plain" if "transformers plain" in peer else None
     header = (
-        f"{'contender':42} {'tok/s':>7} {'cpu tok/s':>9} {'accept len':>10} {'x plain':>11} {'x HF peer':>11} "
-        f"{'== plain':>8}"
+        f"{'contender':44} {'tok/s':>7} {'cpu tok/s':>9} {'accept len':>10} {'x plain':>11} {'bound':>6} "
+        f"{'share':>6} {'x HF peer':>11} {'== plain':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -325,24 +413,33 @@ def main() -> int:
         peer_key = hf_plain
         if name.startswith("NGRAM"):
             peer_key = hf_lookup
-        elif name.startswith("STANDALONE"):
+        elif name.startswith(("STANDALONE", "EAGLE")):
             peer_key = hf_assisted
         accept = f"{r['accept_length']:.2f}" if r["accept_length"] else "-"
         same = "yes" if outputs[name] == reference else "NO"
+        bound = f"{r['bound']:.2f}" if "bound" in r else "-"
+        # share of the bound: the CPU-time speedup (forward costs are CPU time too) over the bound
+        share = f"{r['cpu_tok_per_s'] / results['plain']['cpu_tok_per_s'] / r['bound']:.0%}" if "bound" in r else "-"
         print(
-            f"{name:42} {r['tok_per_s']:7.1f} {r['cpu_tok_per_s']:9.1f} {accept:>10} "
-            f"{ratio(r, results['plain']):>11} {ratio(r, peer.get(peer_key) if peer_key else None):>11} {same:>8}"
+            f"{name:44} {r['tok_per_s']:7.1f} {r['cpu_tok_per_s']:9.1f} {accept:>10} "
+            f"{ratio(r, results['plain']):>11} {bound:>6} {share:>6} "
+            f"{ratio(r, peer.get(peer_key) if peer_key else None):>11} {same:>8}"
         )
     for name, r in peer.items():
         same = "yes" if r["outputs"] == reference else "NO"
         print(
-            f"{name:42} {r['tok_per_s']:7.1f} {r['cpu_tok_per_s']:9.1f} {'-':>10} "
-            f"{ratio(r, results['plain']):>11} {'':>11} {same:>8}"
+            f"{name:44} {r['tok_per_s']:7.1f} {r['cpu_tok_per_s']:9.1f} {'-':>10} "
+            f"{ratio(r, results['plain']):>11} {'':>6} {'':>6} {'':>11} {same:>8}"
         )
+    print("\nper-forward CPU costs (ms) behind the bounds:")
+    for name, r in results.items():
+        if "costs_ms" in r:
+            print(f"  {name:44} {r['costs_ms']}")
     if peer:
         print(
-            f"\n'x HF peer': STANDALONE rows against the best transformers assisted row ({hf_assisted}), "
-            "NGRAM rows against prompt lookup, plain against transformers plain."
+            f"\n'x HF peer': STANDALONE and EAGLE3 rows against the best transformers assisted row ({hf_assisted}, "
+            "with the tiny STANDALONE draft: transformers runs no EAGLE3 head), NGRAM rows against prompt lookup, "
+            "plain against transformers plain."
         )
     if not args.no_server:
         print("\nthrough the server (STANDALONE chain k=4, requests queued, one at a time):")

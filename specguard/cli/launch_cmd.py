@@ -178,7 +178,7 @@ def _prepare(args: list[str], console: Any, *, as_json: bool, dry_run: bool, pre
 
     inputs = build_inputs(args, preset=preset, dialect=dialect.value if dialect else None, **inputs_kwargs)
     if uses_tiny(inputs):
-        console.print("[dim]resolving tiny:target / tiny:draft (built once, then cached)...[/dim]")
+        console.print("[dim]resolving tiny:target / tiny:draft / tiny:eagle3 (built once, then cached)...[/dim]")
         inputs = resolve_tiny(inputs)
     level = None if no_fix else (Applicability.UNSAFE if unsafe_fixes else Applicability.SAFE)
     check_ctx, outcome = run_check(inputs, level)

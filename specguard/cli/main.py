@@ -8,6 +8,7 @@ from collections.abc import Callable
 import typer
 
 from specguard import __version__
+from specguard.cli.accept_cmd import accept_command
 from specguard.cli.check import check_command
 from specguard.cli.launch_cmd import launch_command
 from specguard.cli.models_cmd import models_app
@@ -36,6 +37,7 @@ _REGISTER: dict[str, Callable[[typer.Typer], None]] = {
     "render": lambda app: app.command("render", context_settings=SERVER_ARGS)(render_command),
     "launch": lambda app: app.command("launch", context_settings=SERVER_ARGS)(launch_command),
     "models": lambda app: app.add_typer(models_app, name="models"),
+    "accept": lambda app: app.command("accept")(accept_command),
 }
 
 

@@ -120,19 +120,22 @@ def uses_tiny(inputs: CheckInputs) -> bool:
 
 
 def resolve_tiny(inputs: CheckInputs) -> CheckInputs:
-    """Replace ``tiny:target`` / ``tiny:draft`` with the tiny pair's directories (built on first use)."""
+    """Replace ``tiny:target`` / ``tiny:draft`` / ``tiny:eagle3`` with the tiny models' directories
+    (built on first use; the EAGLE3 head only when named)."""
     if not uses_tiny(inputs):
         return inputs
-    from specguard.runtime.tiny import ensure_tiny_pair  # builds with torch on first use only
+    from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair  # build with torch on first use only
 
     pair = ensure_tiny_pair()
     paths = {"tiny:target": str(pair.target), "tiny:draft": str(pair.draft)}
+    if "tiny:eagle3" in [*inputs.server_args, inputs.target, inputs.draft]:
+        paths["tiny:eagle3"] = str(ensure_tiny_eagle3().draft)
 
     def swap(token: str | None) -> str | None:
         if token is None or not token.startswith(TINY_PREFIX):
             return token
         if token not in paths:
-            raise InputError(f"unknown tiny model {token!r}", hint="use tiny:target or tiny:draft")
+            raise InputError(f"unknown tiny model {token!r}", hint="use tiny:target, tiny:draft or tiny:eagle3")
         return paths[token]
 
     return replace(

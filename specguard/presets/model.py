@@ -71,7 +71,7 @@ class StatedFacts(_Strict):
 class ModelRef(_Strict):
     """A target or draft: its id, and either a config.json snapshot or the facts its sources back."""
 
-    model: str = Field(min_length=1, max_length=256, description="HF repo id, local path, or tiny:target|tiny:draft")
+    model: str = Field(min_length=1, max_length=256, description="HF repo id, local path, or tiny:target|tiny:draft|tiny:eagle3")
     revision: str | None = Field(default=None, max_length=64)
     config: str | None = Field(default=None, max_length=256, description="snapshot path, relative to the preset file")
     config_source: str | None = Field(default=None, max_length=1000, description="where the snapshot came from")

@@ -1,14 +1,14 @@
 """specguard's bundled reference runtime: lossless speculative decoding in pure PyTorch.
 
-It loads Llama / Qwen2 / Qwen3 Hugging Face checkpoints, runs STANDALONE (draft-model chain
-or tree) and NGRAM speculative decoding on CPU or CUDA, and serves SGLang 0.5.23's HTTP
+It loads Llama / Qwen2 / Qwen3 Hugging Face checkpoints and EAGLE / EAGLE3 heads, runs
+STANDALONE (draft-model chain or tree), EAGLE, EAGLE3 and NGRAM speculative decoding on CPU or CUDA, and serves SGLang 0.5.23's HTTP
 endpoints, so that a supervisor or benchmark written for SGLang works unchanged against it.
 Requests are queued and served one at a time (batch size 1).
 
 Public entry points (stable names):
 
 * ``python -m specguard.runtime [SGLang-style flags]``: the server
-  (``--model-path``, ``--speculative-algorithm STANDALONE|NGRAM``, ... see
+  (``--model-path``, ``--speculative-algorithm STANDALONE|NGRAM|EAGLE|EAGLE3``, ... see
   :mod:`specguard.runtime.flags` and ``README.md`` in this directory).
 * :data:`specguard.runtime.SUPPORTED_ALGORITHMS` (re-exported from
   :mod:`specguard.runtime.flags`), with :data:`specguard.runtime.flags.SUPPORTED_FLAGS`,
@@ -20,7 +20,8 @@ Public entry points (stable names):
   paths (``.target``, ``.draft``) of the project's tiny Llama pair in Hugging Face layout,
   built deterministically on first use into ``$SPECGUARD_CACHE_DIR`` or
   ``~/.cache/specguard``, under ``tiny-<recipe-hash>/``; and its CLI
-  ``python -m specguard.runtime.tiny [--out DIR]``.
+  ``python -m specguard.runtime.tiny [--out DIR]``; and
+  :func:`specguard.runtime.tiny.ensure_tiny_eagle3` (``.target``, ``.draft`` = the tiny EAGLE3 head).
 
 Importing this package (and :mod:`specguard.runtime.flags`, :mod:`specguard.runtime.tiny`)
 does not import torch; the model, decoder and server modules do.

@@ -116,6 +116,11 @@ def serve(argv: list[str]) -> int:
                     "STANDALONE needs the same tokenizer"
                 )
         draft = load_model(draft_dir, args.dtype, args.device)
+    elif args.speculative_algorithm in ("EAGLE", "EAGLE3"):
+        from specguard.runtime.eagle import load_eagle_head
+
+        # parse_flags has checked that the head's architecture matches the algorithm.
+        draft = load_eagle_head(Path(str(args.speculative_draft_model_path)), target)
     if args.device == "cpu":
         # A small model's decode step is per-op overhead: extra threads only add synchronisation
         # (and collapse on a shared machine); a large one is matmul-bound and gains from them.
@@ -175,9 +180,7 @@ def serve(argv: list[str]) -> int:
     info = {
         **args.public_dict(),
         "reference_runtime": True,
-        "draft_mode": "standalone"
-        if args.speculative_algorithm == "STANDALONE"
-        else ("ngram" if args.speculative_algorithm == "NGRAM" else None),
+        "draft_mode": (args.speculative_algorithm or "").lower() or None,
         "batching": "queued",
         "ignored_flags": list(args.ignored_flags),
     }

@@ -22,8 +22,11 @@ from typing import Any
 
 from specguard.runtime.errors import RuntimeInputError
 
-SUPPORTED_ALGORITHMS: frozenset[str] = frozenset({"STANDALONE", "NGRAM"})
-REFUSED_ALGORITHMS: frozenset[str] = frozenset({"EAGLE", "EAGLE3", "NEXTN", "DFLASH", "DSPARK", "UNO"})
+SUPPORTED_ALGORITHMS: frozenset[str] = frozenset({"STANDALONE", "NGRAM", "EAGLE", "EAGLE3"})
+REFUSED_ALGORITHMS: frozenset[str] = frozenset({"NEXTN", "DFLASH", "DSPARK", "UNO"})
+#: draft-head architectures the runtime loads -> the algorithm that runs them (SGLang's
+#: srt/models/llama_eagle.py and llama_eagle3.py EntryClass)
+EAGLE_HEAD_ARCHITECTURES: dict[str, str] = {"LlamaForCausalLMEagle": "EAGLE", "LlamaForCausalLMEagle3": "EAGLE3"}
 
 #: flag -> does it take a value
 SUPPORTED_FLAGS: dict[str, bool] = {
@@ -123,8 +126,11 @@ _NEUTRAL_VALUES: dict[str, str] = {
     "kv_cache_dtype": "auto",
 }
 
-#: SGLang's auto (num_steps, topk, num_draft_tokens) for STANDALONE (speculative_hook.py:1430-1461)
+#: SGLang's auto (num_steps, topk, num_draft_tokens) (speculative_hook.py:1430-1461): STANDALONE
+#: always, EAGLE/EAGLE3 for most targets; EAGLE/EAGLE3 with these target architectures get the tree
 STANDALONE_AUTO_SPEC_PARAMS = (3, 1, 4)
+EAGLE_TREE_AUTO_SPEC_PARAMS = (5, 4, 8)
+EAGLE_TREE_AUTO_ARCHITECTURES = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
 NGRAM_DEFAULT_NUM_DRAFT_TOKENS = 12
 SPEC_MAX_RUNNING_REQUESTS = 48
 
@@ -324,6 +330,47 @@ def max_draft_tokens(num_steps: int, topk: int) -> int:
     return 1 + topk + (num_steps - 1) * topk * topk
 
 
+def _target_architecture(model_path: str) -> str | None:
+    """The target's ``architectures[0]`` from its config.json (EAGLE's auto parameters depend on it)."""
+    import json
+    from pathlib import Path
+
+    try:
+        architectures = json.loads((Path(model_path) / "config.json").read_text()).get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    return str(architectures[0]) if architectures else None
+
+
+def eagle_head_refusal(algorithm: str, draft_path: str) -> str | None:
+    """Why the runtime cannot load this EAGLE/EAGLE3 draft (None: its config names a head it loads).
+
+    Reads config.json only; a checkpoint whose tensors are wrong is refused by the runtime at start.
+    """
+    import json
+    from pathlib import Path
+
+    config = Path(draft_path) / "config.json"
+    if not config.is_file():
+        return (
+            f"--speculative-draft-model-path {draft_path}: no config.json there; the reference runtime loads "
+            "EAGLE heads from a local checkpoint directory (download it first, or run with SGLang)"
+        )
+    try:
+        architectures = json.loads(config.read_text()).get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return f"{config} is not valid JSON"
+    kinds = {EAGLE_HEAD_ARCHITECTURES[a] for a in architectures if a in EAGLE_HEAD_ARCHITECTURES}
+    if not kinds:
+        return (
+            f"--speculative-algorithm {algorithm}: the draft {draft_path} has architecture {architectures!r}, not an "
+            f"EAGLE head the reference runtime loads ({', '.join(sorted(EAGLE_HEAD_ARCHITECTURES))}); run it with SGLang"
+        )
+    if algorithm not in kinds:
+        return f"--speculative-draft-model-path {draft_path} is an {kinds.pop()} head; launch it with --speculative-algorithm of that name"
+    return None
+
+
 def resolve_speculative(args: ServerArgs) -> list[str]:
     """Apply SGLang's resolution to ``args`` in place; return the warnings SGLang would log."""
     if args.speculative_algorithm is None:
@@ -371,7 +418,11 @@ def resolve_speculative(args: ServerArgs) -> list[str]:
         args.speculative_num_steps = max(1, args.speculative_num_draft_tokens // args.speculative_eagle_topk)
         return warnings
     if not args.speculative_draft_model_path:
-        raise RuntimeInputError("--speculative-algorithm STANDALONE needs --speculative-draft-model-path")
+        raise RuntimeInputError(f"--speculative-algorithm {algo} needs --speculative-draft-model-path")
+    if algo in ("EAGLE", "EAGLE3"):
+        refusal = eagle_head_refusal(algo, args.speculative_draft_model_path)
+        if refusal:
+            raise RuntimeInputError(refusal)
     steps, topk, ndt = args.speculative_num_steps, args.speculative_eagle_topk, args.speculative_num_draft_tokens
     if steps is None:
         if topk is not None or ndt is not None:
@@ -379,6 +430,8 @@ def resolve_speculative(args: ServerArgs) -> list[str]:
                 "--speculative-eagle-topk/--speculative-num-draft-tokens need --speculative-num-steps as well"
             )
         steps, topk, ndt = STANDALONE_AUTO_SPEC_PARAMS
+        if algo != "STANDALONE" and _target_architecture(args.model_path) in EAGLE_TREE_AUTO_ARCHITECTURES:
+            steps, topk, ndt = EAGLE_TREE_AUTO_SPEC_PARAMS
     if topk is None:
         topk = 1
     if steps < 1 or topk < 1:

@@ -176,6 +176,10 @@ class CausalLM(nn.Module):
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         self.max_len = 0
+        #: layer outputs an EAGLE3 head reads, in order (SGLang captures the *input* of layer
+        #: ``id + 1``, i.e. the output of layer ``id``: models/llama.py set_eagle3_layers_to_capture);
+        #: empty: ``return_hidden`` gives the final normed hidden state (EAGLE)
+        self.aux_layer_ids: tuple[int, ...] = ()
         self._cos: torch.Tensor | None = None
         self._sin: torch.Tensor | None = None
 
@@ -202,26 +206,27 @@ class CausalLM(nn.Module):
             shape = (cfg.num_key_value_heads, max_len, cfg.head_dim)
             layer.self_attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
             layer.self_attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
-        inv_freq = torch.tensor(rope_inv_freq(cfg), dtype=torch.float32, device=self.device)
-        positions = torch.arange(max_len, dtype=torch.float32, device=self.device)
-        freqs = torch.outer(positions, inv_freq)
-        emb = torch.cat([freqs, freqs], dim=-1)
-        self._cos = emb.cos().to(self.dtype).unsqueeze(1)
-        self._sin = emb.sin().to(self.dtype).unsqueeze(1)
+        self._cos, self._sin = rope_tables(cfg, max_len, self.dtype, self.device)
 
-    def forward_train(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair)."""
+    def forward_train(
+        self, tokens: torch.Tensor, aux_layer_ids: tuple[int, ...] = ()
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair);
+        with ``aux_layer_ids``, also those layers' outputs concatenated (to train an EAGLE3 head)."""
         t = tokens.shape[1]
         inv_freq = torch.tensor(rope_inv_freq(self.config), dtype=torch.float32, device=tokens.device)
         freqs = torch.outer(torch.arange(t, dtype=torch.float32, device=tokens.device), inv_freq)
         emb = torch.cat([freqs, freqs], dim=-1)
         cos, sin = emb.cos(), emb.sin()
         x = self.model.embed_tokens(tokens)
-        for layer in self.model.layers:
+        captured = []
+        for index, layer in enumerate(self.model.layers):
             h = layer.input_layernorm(x)
             x = x + layer.self_attn.forward_train(h, cos, sin)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
-        return self.lm_head(self.model.norm(x))
+            captured.extend([x] * aux_layer_ids.count(index))
+        logits = self.lm_head(self.model.norm(x))
+        return (logits, torch.cat(captured, dim=-1)) if aux_layer_ids else logits
 
     def move_cache(self, src_slots: torch.Tensor, dst_start: int) -> None:
         """Copy the KV of ``src_slots`` to the contiguous slots from ``dst_start`` (tree compaction)."""
@@ -238,12 +243,16 @@ class CausalLM(nn.Module):
         start: int,
         mask: torch.Tensor | None = None,
         last_only: bool = False,
-    ) -> torch.Tensor:
+        return_hidden: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """Logits for ``tokens`` (shape ``[T]``) written to cache slots ``start..start+T-1``.
 
         ``positions`` None means the RoPE positions are the slots themselves (no tree).
         ``mask`` is ``[T, start+T]`` boolean (True = may attend); ``None`` means causal over
         the new tokens and full over the cached prefix.
+        ``return_hidden`` also returns, for every token (``last_only`` trims the logits only),
+        the hidden state an EAGLE head reads: the outputs of the layers in
+        :attr:`aux_layer_ids` concatenated (EAGLE3), or the final normed state (EAGLE).
         """
         t = tokens.shape[0]
         if start + t > self.max_len:
@@ -258,11 +267,31 @@ class CausalLM(nn.Module):
         else:
             cos, sin = self._cos[positions], self._sin[positions]
         x = F.embedding(tokens, self.model.embed_tokens.weight)
-        for layer in self.model.layers:
+        if not return_hidden:
+            for layer in self.model.layers:
+                x = layer.forward(x, cos, sin, start, bias)
+            if last_only:
+                x = x[-1:]
+            return F.linear(self.model.norm.forward(x), self.lm_head.weight).float()
+        captured = []
+        for index, layer in enumerate(self.model.layers):
             x = layer.forward(x, cos, sin, start, bias)
-        if last_only:
-            x = x[-1:]
-        return F.linear(self.model.norm.forward(x), self.lm_head.weight).float()
+            if index in self.aux_layer_ids:
+                captured.extend([x] * self.aux_layer_ids.count(index))
+        normed = self.model.norm.forward(x)
+        logits = F.linear(normed[-1:] if last_only else normed, self.lm_head.weight).float()
+        hidden = torch.cat(captured, dim=-1) if self.aux_layer_ids else normed
+        return logits, hidden
+
+
+def rope_tables(
+    cfg: ModelConfig, max_len: int, dtype: torch.dtype, device: torch.device | str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin ``[max_len, 1, head_dim]`` for every position (Hugging Face's rotate_half layout)."""
+    inv_freq = torch.tensor(rope_inv_freq(cfg), dtype=torch.float32, device=device)
+    freqs = torch.outer(torch.arange(max_len, dtype=torch.float32, device=device), inv_freq)
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return emb.cos().to(dtype).unsqueeze(1), emb.sin().to(dtype).unsqueeze(1)
 
 
 def causal_mask(start: int, t: int, device: torch.device | str = "cpu") -> torch.Tensor:

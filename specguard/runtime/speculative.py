@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from specguard.runtime.eagle import EagleHead
 from specguard.runtime.model import CausalLM
 from specguard.runtime.ngram import NgramCorpus
 from specguard.runtime.tree import DraftTree
@@ -155,69 +156,177 @@ class ModelDrafter:
         self.valid = committed_before + min(accepted, self.spec.num_steps - 1)
 
     def propose_tree(self, committed: list[int]) -> DraftTree:
-        spec = self.spec
-        k = spec.topk
         base = len(committed)
-        device = self.device
-        logp = torch.log_softmax(self._catch_up(committed), dim=-1)
-        top_values, top_indices = (t.cpu() for t in torch.topk(logp, k))
-        # Tree bookkeeping stays on the host; only the beam's tokens go to the device.
-        pool_scores = [top_values]
-        pool_tokens = [top_indices]
-        beam_pool_idx = torch.arange(k)
-        beam_scores = top_values
-        beam_tokens = top_indices
-        ancestors_of_pool: dict[int, list[int]] = {}
-        pool_size = k
-        parents_all: list[int] = [-1] * k
-        for step in range(1, spec.num_steps):
-            start = base + (step - 1) * k
-            # Each beam node sees the committed prefix, its ancestors' scratch slots and itself.
-            scratch = [[False] * (step * k) for _ in range(k)]
-            for j, pidx in enumerate(beam_pool_idx.tolist()):
-                chain = [start - base + j, *ancestors_of_pool.get(parents_all[pidx], [])]
-                ancestors_of_pool[pidx] = chain
-                for slot in chain:
-                    scratch[j][slot] = True
-            mask = torch.ones(k, start + k, dtype=torch.bool, device=device)
-            mask[:, base:] = torch.tensor(scratch, dtype=torch.bool, device=device)
-            positions = torch.full((k,), base - 1 + step, dtype=torch.long, device=device)
-            logits = self.model(beam_tokens.to(device), positions, start, mask)
-            child = torch.topk(torch.log_softmax(logits, dim=-1), k, dim=-1)
-            scores = (beam_scores.unsqueeze(1) + child.values.cpu()).reshape(-1)
-            tokens = child.indices.cpu().reshape(-1)
-            parents = beam_pool_idx.repeat_interleave(k)
-            pool_scores.append(scores)
-            pool_tokens.append(tokens)
-            parents_all += parents.tolist()
-            best = torch.topk(scores, k).indices
-            beam_pool_idx = pool_size + best
-            beam_scores = scores[best]
-            beam_tokens = tokens[best]
-            pool_size += k * k
+        first = self._catch_up(committed)
+
+        def expand(tokens, parent_rows, positions, start, mask):  # type: ignore[no-untyped-def]
+            return self.model(tokens, positions, start, mask)
+
+        tree = grow_tree(committed[-1], first, self.spec, base, self.device, expand)
         self.valid = base
-        scores = torch.cat(pool_scores)
-        order = torch.sort(scores, descending=True, stable=True).indices[: spec.num_draft_tokens - 1]
-        chosen = sorted(order.tolist())
-        tokens_all = torch.cat(pool_tokens).tolist()
-        tree = DraftTree.root_only(committed[-1])
-        tree_idx: dict[int, int] = {-1: 0}
-        for pidx in chosen:
-            tree_idx[pidx] = tree.add_child(tree_idx[parents_all[pidx]], tokens_all[pidx])
         return tree
+
+
+class EagleDrafter:
+    """EAGLE / EAGLE3: a head over the target's hidden states drafts a chain or an EAGLE-2 tree.
+
+    The head's cache is SGLang's draft extend: slot ``j`` holds (target hidden at ``j``, token
+    ``j + 1``), so with ``n + 1`` committed tokens it holds ``n`` slots; the target hidden
+    states of the tokens committed since the last round wait in ``pending``.
+    """
+
+    def __init__(self, head: EagleHead, spec: SpecConfig) -> None:
+        self.head = head
+        self.spec = spec
+        self.device = head.device
+        self.valid = 0
+        self.pending: torch.Tensor | None = None
+        # Greedy drafting picks in the draft vocabulary and maps the winners (no full-vocabulary scatter).
+        self.hot = head.hot_token_ids
+        self.hot_cpu = None if head.hot_token_ids is None else head.hot_token_ids.cpu()
+
+    def start(self, prefill_hidden: torch.Tensor) -> None:
+        self.valid = 0
+        self.pending = prefill_hidden
+
+    def accept(self, path_hidden: torch.Tensor) -> None:
+        """The target's hidden states at the root and the accepted drafts of the last round."""
+        self.pending = path_hidden
+
+    def _extend(self, committed: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Feed the pending (hidden, next token) pairs; logits and hidden after the last one."""
+        pending = self.pending
+        assert pending is not None
+        m = pending.shape[0]
+        tokens = torch.tensor(committed[self.valid + 1 : self.valid + 1 + m], dtype=torch.long, device=self.device)
+        logits, hidden = self.head(tokens, pending, None, self.valid, from_target=True)
+        self.valid += m
+        self.pending = None
+        return logits[-1], hidden[-1:]
+
+    def propose_chain(
+        self, committed: list[int], params: SamplingParams, gen: torch.Generator | None
+    ) -> tuple[DraftTree, list[torch.Tensor] | None]:
+        steps = self.spec.num_steps
+        logits, hidden = self._extend(committed)
+        drafted: list[torch.Tensor] = []
+        draft_probs: list[torch.Tensor] | None = None if params.greedy else []
+        for i in range(steps):
+            if draft_probs is None:
+                token = logits.argmax(-1, keepdim=True)
+                if self.hot is not None:
+                    token = self.hot[token]
+            else:
+                q = logits_to_probs(self.head.full_vocab(logits), params)
+                token = torch.multinomial(q, 1, generator=gen)
+                draft_probs.append(q)
+            drafted.append(token)
+            if i < steps - 1:  # scratch slots past the committed ones, overwritten by the next extend
+                out, hidden = self.head(token, hidden, None, self.valid + i)
+                logits = out[0]
+        drafts = torch.cat(drafted).tolist()
+        return DraftTree.chain([committed[-1], *drafts]), draft_probs
+
+    def propose_tree(self, committed: list[int]) -> DraftTree:
+        first, hidden = self._extend(committed)
+        states = {"hidden": hidden}
+
+        def expand(tokens, parent_rows, positions, start, mask):  # type: ignore[no-untyped-def]
+            parents = states["hidden"][parent_rows.to(self.device)]
+            logits, states["hidden"] = self.head(tokens, parents, positions, start, mask)
+            return logits
+
+        return grow_tree(committed[-1], first, self.spec, self.valid, self.device, expand, self.hot_cpu)
+
+
+def grow_tree(  # type: ignore[no-untyped-def]
+    root: int, first_logits: torch.Tensor, spec: SpecConfig, prefix: int, device, expand, token_ids=None
+) -> DraftTree:
+    """SGLang's EAGLE-2 tree: top-``topk`` children per beam node with cumulative log-probabilities,
+    the ``topk`` best pool nodes as the next beam, and the best ``num_draft_tokens - 1`` nodes kept.
+
+    ``first_logits`` are the drafter's logits for depth 1; the drafter's cache holds ``prefix``
+    committed slots, and depth-``s`` nodes sit at RoPE position ``prefix - 1 + s``.
+    ``expand(tokens, parent_rows, positions, start, mask)`` runs the drafter on the beam (written
+    to scratch slots ``start..``); ``parent_rows`` are each beam node's parent row in the previous
+    expand (all 0 for depth 1), for drafters that carry a per-node hidden state. ``token_ids``
+    maps the drafter's logit rows to token ids (an EAGLE3 head's reduced vocabulary; None: the
+    rows are the token ids).
+    """
+    k = spec.topk
+    logp = torch.log_softmax(first_logits, dim=-1)
+    top_values, top_indices = (t.cpu() for t in torch.topk(logp, k))
+    if token_ids is not None:
+        top_indices = token_ids[top_indices]
+    # Tree bookkeeping stays on the host; only the beam's tokens go to the device.
+    pool_scores = [top_values]
+    pool_tokens = [top_indices]
+    beam_pool_idx = torch.arange(k)
+    beam_scores = top_values
+    beam_tokens = top_indices
+    beam_parent_rows = torch.zeros(k, dtype=torch.long)
+    ancestors_of_pool: dict[int, list[int]] = {}
+    pool_size = k
+    parents_all: list[int] = [-1] * k
+    for step in range(1, spec.num_steps):
+        start = prefix + (step - 1) * k
+        # Each beam node sees the committed prefix, its ancestors' scratch slots and itself.
+        scratch = [[False] * (step * k) for _ in range(k)]
+        for j, pidx in enumerate(beam_pool_idx.tolist()):
+            chain = [start - prefix + j, *ancestors_of_pool.get(parents_all[pidx], [])]
+            ancestors_of_pool[pidx] = chain
+            for slot in chain:
+                scratch[j][slot] = True
+        mask = torch.ones(k, start + k, dtype=torch.bool, device=device)
+        mask[:, prefix:] = torch.tensor(scratch, dtype=torch.bool, device=device)
+        positions = torch.full((k,), prefix - 1 + step, dtype=torch.long, device=device)
+        logits = expand(beam_tokens.to(device), beam_parent_rows, positions, start, mask)
+        child = torch.topk(torch.log_softmax(logits, dim=-1), k, dim=-1)
+        scores = (beam_scores.unsqueeze(1) + child.values.cpu()).reshape(-1)
+        tokens = child.indices.cpu().reshape(-1)
+        if token_ids is not None:
+            tokens = token_ids[tokens]
+        parents = beam_pool_idx.repeat_interleave(k)
+        pool_scores.append(scores)
+        pool_tokens.append(tokens)
+        parents_all += parents.tolist()
+        best = torch.topk(scores, k).indices
+        beam_pool_idx = pool_size + best
+        beam_scores = scores[best]
+        beam_tokens = tokens[best]
+        beam_parent_rows = best // k  # row of the beam node (in this expand) each new node descends from
+        pool_size += k * k
+    scores = torch.cat(pool_scores)
+    order = torch.sort(scores, descending=True, stable=True).indices[: spec.num_draft_tokens - 1]
+    chosen = sorted(order.tolist())
+    tokens_all = torch.cat(pool_tokens).tolist()
+    tree = DraftTree.root_only(root)
+    tree_idx: dict[int, int] = {-1: 0}
+    for pidx in chosen:
+        tree_idx[pidx] = tree.add_child(tree_idx[parents_all[pidx]], tokens_all[pidx])
+    return tree
 
 
 class Decoder:
     """Runs one request to completion, round by round, on a target (and a drafter)."""
 
     def __init__(
-        self, target: CausalLM, spec: SpecConfig, draft: CausalLM | None = None, seed: int | None = None
+        self,
+        target: CausalLM,
+        spec: SpecConfig,
+        draft: CausalLM | EagleHead | None = None,
+        seed: int | None = None,
     ) -> None:
         self.target = target
         self._seeds = random.Random(seed)  # seeds requests that bring none (--random-seed)
         self.spec = spec
         self.device = target.device
-        self.drafter = ModelDrafter(draft, spec) if draft is not None else None
+        self.drafter: ModelDrafter | EagleDrafter | None = None
+        if isinstance(draft, EagleHead):
+            self.drafter = EagleDrafter(draft, spec)
+        elif draft is not None:
+            self.drafter = ModelDrafter(draft, spec)
+        self.eagle = isinstance(self.drafter, EagleDrafter)
         self.corpus = (
             NgramCorpus(
                 max_trie_depth=spec.ngram_max_trie_depth,
@@ -242,11 +351,15 @@ class Decoder:
             gen.manual_seed(params.seed if params.seed is not None else self._seeds.getrandbits(63))
         with torch.inference_mode():
             tokens = torch.tensor(prompt, dtype=torch.long, device=self.device)
-            logits = self.target(tokens, None, 0, last_only=True)[0]
-            first = self._pick(logits, params, gen)
+            if self.eagle:
+                logits, hidden = self.target(tokens, None, 0, last_only=True, return_hidden=True)
+                self.drafter.start(hidden)  # type: ignore[union-attr]
+            else:
+                logits = self.target(tokens, None, 0, last_only=True)
+                if self.drafter is not None:
+                    self.drafter.start()  # type: ignore[call-arg]
+            first = self._pick(logits[0], params, gen)
         committed = [*prompt, first]
-        if self.drafter is not None:
-            self.drafter.start()
         if self.corpus is not None:
             self.corpus.insert(committed)
         yield RoundResult([first], None, prefill=True)
@@ -292,7 +405,11 @@ class Decoder:
             positions = torch.tensor(tree.depths, dtype=torch.long, device=self.device) + root_pos
             mask = torch.ones(n, root_pos + n, dtype=torch.bool, device=self.device)
             mask[:, root_pos:] = tree.ancestor_mask(self.device)
-        logits = self.target(tokens, positions, root_pos, mask)
+        hidden = None
+        if self.eagle:
+            logits, hidden = self.target(tokens, positions, root_pos, mask, return_hidden=True)
+        else:
+            logits = self.target(tokens, positions, root_pos, mask)
         if params.greedy:
             path, bonus = self._verify_greedy(tree, logits)
         elif draft_probs is not None:
@@ -302,7 +419,10 @@ class Decoder:
         if path != list(range(len(path))):
             src = torch.tensor(path, dtype=torch.long, device=self.device) + root_pos
             self.target.move_cache(src, root_pos)
-        if chain_drafter:
+        if hidden is not None:
+            kept = hidden[: len(path)] if path[-1] == len(path) - 1 else hidden[torch.tensor(path, device=self.device)]
+            self.drafter.accept(kept)  # type: ignore[union-attr]
+        elif chain_drafter:
             self.drafter.after_chain(len(committed), len(path) - 1)  # type: ignore[union-attr]
         new_tokens = [tree.tokens[i] for i in path[1:]] + [bonus]
         return new_tokens, len(path) - 1

@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 RECIPE_VERSION = 1
@@ -259,6 +259,174 @@ def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:
         return pair
     finally:
         torch.set_num_threads(threads)
+
+
+@dataclass(frozen=True)
+class Eagle3Recipe:
+    """A one-layer EAGLE3 head for the tiny target, trained SpecForge-style (test-time training).
+
+    Saved in SpecForge's published layout (``LlamaForCausalLMEagle3``, ``midlayer.*``, ``fc``,
+    ``norm``, ``lm_head`` over a reduced vocabulary, ``d2t``/``t2d``), without embeddings: the
+    runtime shares the target's, as SGLang does.
+    """
+
+    version: int = 1
+    seed: int = 4321
+    aux_layer_ids: tuple[int, ...] = (0, 2, 4)  # low, middle, high layers of the 6-layer target
+    draft_vocab_size: int = 256  # the most frequent target tokens of the corpus (SpecForge's choice)
+    head: ModelShape = ModelShape(64, 128, 1, 4, 2)
+    steps: int = 240
+    unroll: int = 3  # SpecForge's ttt_length: later steps read the head's own output
+    unroll_decay: float = 0.8
+    batch_size: int = 8
+    seq_len: int = 96
+    lr: float = 3e-3
+
+    def digest(self, pair: Recipe) -> str:
+        blob = json.dumps({"pair": asdict(pair), "eagle3": asdict(self)}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _eagle3_config(recipe: Eagle3Recipe, target_cfg: dict) -> dict:
+    shape = recipe.head
+    cfg = _hf_config(shape, target_cfg["vocab_size"], legacy_rope=True, tied=False)
+    cfg["architectures"] = ["LlamaForCausalLMEagle3"]
+    cfg["draft_vocab_size"] = recipe.draft_vocab_size
+    cfg["eagle_config"] = {"eagle_aux_hidden_state_layer_ids": list(recipe.aux_layer_ids)}
+    cfg["torch_dtype"] = cfg.pop("dtype")
+    return cfg
+
+
+def _unrolled_eagle3_loss(head, embeds, aux, teacher_logp, recipe: Eagle3Recipe):  # type: ignore[no-untyped-def]
+    """SpecForge's test-time training loss over ``recipe.unroll`` draft steps.
+
+    Row ``j`` holds the token at ``j + 1`` and predicts the target's distribution at ``j + 1``.
+    Step 0 reads the target's aux states at ``j``; step ``u`` reads step ``u - 1``'s output at
+    ``j - 1`` and attends to step 0's keys up to ``j - u`` and to step ``v``'s key at
+    ``j - u + v`` (v = 1..u): what the runtime's draft step ``u`` at a committed length ``j - u + 1`` sees.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from specguard.runtime.config import rope_inv_freq
+
+    layer = head.layers[0]
+    attn = layer.self_attn
+    b, n, _ = embeds.shape
+    m = head.cfg.model
+    heads, kv, hd = m.num_attention_heads, m.num_key_value_heads, m.head_dim
+    freqs = torch.outer(torch.arange(n, dtype=torch.float32), torch.tensor(rope_inv_freq(m)))
+    emb = torch.cat([freqs, freqs], dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+
+    def rope(x):  # type: ignore[no-untyped-def]
+        half = x.shape[-1] // 2
+        return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+
+    rows = torch.arange(n)
+    normed_embeds = layer.input_layernorm(embeds)
+    keys: list = []
+    values: list = []
+    hidden = head.project(aux)
+    total = torch.zeros(())
+    for u in range(recipe.unroll):
+        if u > 0:  # the previous step's output one row up; row 0 has none (and no loss)
+            hidden = torch.cat([torch.zeros_like(out[:, :1]), out[:, :-1]], dim=1)
+        x = torch.cat([normed_embeds, layer.hidden_norm(hidden)], dim=-1)
+        q = rope(attn.q_proj(x).view(b, n, heads, hd).transpose(1, 2))
+        keys.append(rope(attn.k_proj(x).view(b, n, kv, hd).transpose(1, 2)).repeat_interleave(heads // kv, dim=1))
+        values.append(attn.v_proj(x).view(b, n, kv, hd).transpose(1, 2).repeat_interleave(heads // kv, dim=1))
+        allowed = [rows.unsqueeze(0) <= (rows - u).unsqueeze(1)]
+        allowed += [rows.unsqueeze(0) == (rows - u + v).unsqueeze(1) for v in range(1, u + 1)]
+        mask = torch.cat(allowed, dim=1)
+        mask[:u] = False
+        mask[:u, :n] = rows.unsqueeze(0) == 0  # rows without a loss still need one key to stay finite
+        scores = torch.cat([q @ k.transpose(-1, -2) for k in keys], dim=-1) * hd**-0.5
+        probs = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+        a = probs @ torch.cat(values, dim=2)
+        h = hidden + attn.o_proj(a.transpose(1, 2).reshape(b, n, heads * hd))
+        out = h + layer.mlp(layer.post_attention_layernorm(h))
+        logq = torch.log_softmax(head.lm_head(head.norm(out)), dim=-1)
+        loss = -(teacher_logp.exp() * logq).sum(-1)[:, u:].mean()
+        total = total + recipe.unroll_decay**u * loss
+    return total
+
+
+def build_eagle3_head(target_dir: Path, out: Path, pair: Recipe = Recipe(), recipe: Eagle3Recipe = Eagle3Recipe(), log=print) -> Path:  # type: ignore[no-untyped-def]
+    """Train the tiny EAGLE3 head on the tiny target's aux hidden states; write it to ``out``."""
+    import torch
+    from safetensors.torch import save_file
+
+    from specguard.runtime.config import load_config
+    from specguard.runtime.eagle import EagleHead, parse_head_config
+    from specguard.runtime.loader import load_model
+    from specguard.runtime.tokenizer import Tokenizer
+
+    began = time.monotonic()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        target = load_model(target_dir)
+        target_raw = json.loads((target_dir / "config.json").read_text())
+        text = synthetic_corpus(pair)
+        data = torch.tensor(Tokenizer(target_dir).encode(text), dtype=torch.long)
+        counts = torch.bincount(data, minlength=target.config.vocab_size)
+        hot = torch.sort(torch.topk(counts, recipe.draft_vocab_size).indices).values
+        d2t = hot - torch.arange(recipe.draft_vocab_size)
+        t2d = torch.zeros(target.config.vocab_size, dtype=torch.bool)
+        t2d[hot] = True
+        cfg = _eagle3_config(recipe, target_raw)
+        torch.manual_seed(recipe.seed)
+        head = EagleHead(parse_head_config(cfg, load_config(target_dir), "tiny EAGLE3 config"))
+        _init(head)
+        embed = target.model.embed_tokens.weight.detach()
+        opt = torch.optim.AdamW(head.parameters(), lr=recipe.lr, weight_decay=0.0)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=recipe.lr, total_steps=recipe.steps, pct_start=0.1)
+        shape = replace(pair, seq_len=recipe.seq_len + 2, batch_size=recipe.batch_size)
+        loss = torch.tensor(0.0)
+        for batch in _batches(data, shape, recipe.steps, recipe.seed + 1):
+            with torch.no_grad():
+                logits, aux = target.forward_train(batch[:, :-1], recipe.aux_layer_ids)
+                # row j: aux at j, token j + 1, the target's distribution at j + 1 over the draft vocabulary
+                teacher = torch.log_softmax(logits[:, 1:, hot], dim=-1)
+                aux = aux[:, :-1]
+                embeds = embed[batch[:, 1:-1]]
+            loss = _unrolled_eagle3_loss(head, embeds, aux, teacher, recipe)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+        log(f"tiny EAGLE3 head: {recipe.steps} steps, loss {loss.item():.3f}, {time.monotonic() - began:.1f} s")
+        out.mkdir(parents=True, exist_ok=True)
+        state = {"midlayer." + k.removeprefix("layers.0."): v for k, v in head.state_dict().items() if k.startswith("layers.0.")}
+        state.update({k: v for k, v in head.state_dict().items() if not k.startswith("layers.")})
+        state.update({"d2t": d2t, "t2d": t2d})
+        save_file({k: v.detach().contiguous().clone() for k, v in state.items()}, str(out / "model.safetensors"), metadata={"format": "pt"})
+        (out / "config.json").write_text(json.dumps(cfg, indent=2))
+        (out / "recipe.json").write_text(json.dumps(asdict(recipe), indent=2))
+        return out
+    finally:
+        torch.set_num_threads(threads)
+
+
+def ensure_tiny_eagle3(cache_dir: Path | None = None, pair: Recipe = Recipe(), recipe: Eagle3Recipe = Eagle3Recipe()) -> TinyPair:
+    """Paths of the tiny target and its EAGLE3 head (``.draft``), building them on first use."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_root()
+    base = ensure_tiny_pair(root, pair)
+    final = root / f"tiny-eagle3-{recipe.digest(pair)}"
+    if not (final / "recipe.json").is_file():
+        scratch = Path(tempfile.mkdtemp(prefix=f".tiny-eagle3-{recipe.digest(pair)}-", dir=root))
+        try:
+            build_eagle3_head(base.target, scratch, pair, recipe, log=lambda msg: print(msg, file=sys.stderr))
+            try:
+                os.rename(scratch, final)
+            except OSError:
+                if not (final / "recipe.json").is_file():
+                    raise
+        finally:
+            if scratch.exists():
+                shutil.rmtree(scratch, ignore_errors=True)
+    return TinyPair(base.target, final)
 
 
 def _init(model) -> None:  # type: ignore[no-untyped-def]

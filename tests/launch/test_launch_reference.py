@@ -83,3 +83,42 @@ def test_dry_run_resolves_the_tiny_pair(tiny_root: Path) -> None:
     launch = json.loads(result.stdout)["launch"]
     assert launch["runtime"] == "reference" and launch["command"][1:3] == ["-m", "specguard.runtime"]
     assert "tiny:" not in " ".join(launch["command"]) and str(tiny_root) in " ".join(launch["command"])
+
+
+def test_tiny_cpu_eagle3_preset_serves_greedy_output_of_plain_decoding(tiny_root: Path, launcher_factory) -> None:
+    """EAGLE3 through the real CLI: accept length above 1.5, the plain-decoding text, a clean Ctrl-C."""
+    import re
+
+    import httpx
+
+    from specguard.runtime.loader import load_model
+    from specguard.runtime.speculative import Decoder, SamplingParams, SpecConfig
+    from specguard.runtime.tiny import ensure_tiny_eagle3
+    from specguard.runtime.tokenizer import Tokenizer
+
+    pair = ensure_tiny_eagle3(tiny_root)
+    prompt = "def merge_all(items):\n    result = []\n"
+    tok = Tokenizer(pair.target)
+    target = load_model(pair.target)
+    target.setup_cache(256)
+    plain: list[int] = []
+    for result in Decoder(target, SpecConfig()).decode(tok.encode(prompt), SamplingParams(temperature=0.0)):
+        plain += result.tokens
+        if len(plain) >= 64:
+            break
+    port = free_port()
+    env = launch_env({"SPECGUARD_CACHE_DIR": str(tiny_root)})
+    launcher = launcher_factory(["--preset", "tiny-cpu-eagle3", "--port", str(port), "--health-interval", "0"], env)
+    launcher.wait_for("serving at", timeout=START_TIMEOUT)
+    err = launcher.err
+    table = err.split("resolved by the runtime (/server_info)")[1].split("smoke request")[0]
+    assert "EAGLE3" in table and "differs" not in table, table
+    accept = float(re.search(r"speculative statistics \(smoke request\): accept length ([0-9.]+)", err).group(1))
+    assert accept > 1.5, err[-2000:]
+    body = {"text": prompt, "sampling_params": {"temperature": 0, "max_new_tokens": 64, "ignore_eos": True}}
+    reply = httpx.post(f"http://127.0.0.1:{port}/generate", json=body, timeout=60).json()
+    assert reply["text"] == tok.decode(plain[:64])
+    assert reply["meta_info"]["spec_accept_length"] > 1.5
+    launcher.interrupt(signal.SIGINT)
+    assert launcher.wait(timeout=120) == 130
+    assert_no_process_left(launcher.runtime_pgid)

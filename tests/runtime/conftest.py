@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from specguard.runtime.tiny import TinyPair, ensure_tiny_pair
+from specguard.runtime.tiny import TinyPair, ensure_tiny_eagle3, ensure_tiny_pair
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -21,12 +21,22 @@ def _one_torch_thread():
 
 
 @pytest.fixture(scope="session")
-def tiny_pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TinyPair:
-    """The project's tiny target/draft pair, cached under SPECGUARD_CACHE_DIR or the pytest cache."""
+def tiny_root(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tiny models are cached: SPECGUARD_CACHE_DIR or the pytest cache."""
     if os.environ.get("SPECGUARD_CACHE_DIR"):
-        root = Path(os.environ["SPECGUARD_CACHE_DIR"])
-    elif request.config.cache is not None:
-        root = Path(request.config.cache.mkdir("specguard-tiny"))
-    else:
-        root = tmp_path_factory.mktemp("specguard-tiny")
-    return ensure_tiny_pair(root)
+        return Path(os.environ["SPECGUARD_CACHE_DIR"])
+    if request.config.cache is not None:
+        return Path(request.config.cache.mkdir("specguard-tiny"))
+    return tmp_path_factory.mktemp("specguard-tiny")
+
+
+@pytest.fixture(scope="session")
+def tiny_pair(tiny_root: Path) -> TinyPair:
+    """The project's tiny target/draft pair."""
+    return ensure_tiny_pair(tiny_root)
+
+
+@pytest.fixture(scope="session")
+def tiny_eagle3(tiny_root: Path) -> TinyPair:
+    """The tiny target and its EAGLE3 head (``.draft``)."""
+    return ensure_tiny_eagle3(tiny_root)

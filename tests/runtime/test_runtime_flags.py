@@ -25,7 +25,7 @@ def test_defaults_follow_sglang():
     args = parse_flags(BASE).args
     assert (args.host, args.port, args.decode_log_interval, args.device) == ("127.0.0.1", 30000, 40, "cpu")
     assert args.speculative_algorithm is None
-    assert SUPPORTED_ALGORITHMS == {"STANDALONE", "NGRAM"}
+    assert SUPPORTED_ALGORITHMS == {"STANDALONE", "NGRAM", "EAGLE", "EAGLE3"}
 
 
 def test_standalone_auto_params_and_chain_rule():
@@ -85,7 +85,7 @@ def test_tree_capacity_check(steps, topk, extra):
             parse_flags(argv)
 
 
-@pytest.mark.parametrize("algo", ["EAGLE", "EAGLE3", "NEXTN", "DFLASH"])
+@pytest.mark.parametrize("algo", ["NEXTN", "DFLASH"])
 def test_refused_algorithms_name_sglang(algo):
     with pytest.raises(RuntimeInputError, match=f"{algo} is not supported.*SGLang"):
         parse_flags([*BASE, "--speculative-algorithm", algo, "--speculative-draft-model", "/d"])
@@ -153,3 +153,50 @@ def test_flags_whose_meaning_cannot_be_honoured_are_refused(argv, message):
         parse_flags([*BASE, *argv])
     with pytest.raises(RuntimeInputError, match="required"):
         parse_flags([])
+
+
+def _head_dir(tmp_path, arch: str):  # type: ignore[no-untyped-def]
+    import json
+
+    head = tmp_path / "head"
+    head.mkdir()
+    (head / "config.json").write_text(json.dumps({"architectures": [arch]}))
+    return str(head)
+
+
+@pytest.mark.parametrize(
+    "target_arch,expected",
+    [("LlamaForCausalLM", (5, 4, 8)), ("Qwen2ForCausalLM", (3, 1, 4))],
+)
+@pytest.mark.parametrize("algo", ["EAGLE", "EAGLE3"])
+def test_eagle_auto_parameters_follow_sglang_by_target_architecture(tmp_path, algo, target_arch, expected):
+    """speculative_hook.py _auto_choose_speculative_params: (5, 4, 8) for Llama targets, else (3, 1, 4)."""
+    import json
+
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "config.json").write_text(json.dumps({"architectures": [target_arch]}))
+    arch = "LlamaForCausalLMEagle3" if algo == "EAGLE3" else "LlamaForCausalLMEagle"
+    args = parse_flags(
+        ["--model-path", str(target), "--speculative-algorithm", algo, "--speculative-draft-model-path", _head_dir(tmp_path, arch)]
+    ).args
+    assert (args.speculative_num_steps, args.speculative_eagle_topk, args.speculative_num_draft_tokens) == expected
+
+
+@pytest.mark.parametrize(
+    "algo,arch,message",
+    [
+        ("EAGLE3", "LlamaForCausalLMEagle", "is an EAGLE head"),
+        ("EAGLE", "LlamaForCausalLMEagle3", "is an EAGLE3 head"),
+        ("EAGLE3", "LlamaForCausalLM", "not an EAGLE head the reference runtime loads"),
+    ],
+)
+def test_eagle_heads_the_runtime_cannot_load_are_refused_in_one_line(tmp_path, algo, arch, message):
+    with pytest.raises(RuntimeInputError, match=message) as info:
+        parse_flags([*BASE, "--speculative-algorithm", algo, "--speculative-draft-model-path", _head_dir(tmp_path, arch)])
+    assert "\n" not in str(info.value)
+
+
+def test_eagle_head_must_be_a_local_checkpoint():
+    with pytest.raises(RuntimeInputError, match="no config.json there"):
+        parse_flags([*BASE, "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "lmsys/some-head"])

@@ -1,0 +1,357 @@
+"""EAGLE (EAGLE-2) and EAGLE3 draft heads: the module, its checkpoint loader and its drafter.
+
+The layouts are SGLang 0.5.23's (``srt/models/llama_eagle.py``, ``srt/models/llama_eagle3.py``)
+and SpecForge's (``specforge/modeling/draft/llama3_eagle.py``), which writes the EAGLE3
+checkpoints published on the hub:
+
+* **EAGLE3** (``LlamaForCausalLMEagle3``): ``fc`` projects the concatenated aux hidden states
+  of the target (``num_aux`` x ``target_hidden_size`` -> ``hidden_size``, no bias unless the
+  config's ``bias``); one decoder layer ``midlayer`` (SGLang's ``layers.0``) whose q/k/v read
+  ``cat(input_layernorm(embed), hidden_norm(hidden))`` (twice the hidden size) and whose residual
+  is the projected hidden state; ``norm`` before a reduced-vocabulary ``lm_head``
+  (``draft_vocab_size`` rows) whose row ``i`` is target token ``i + d2t[i]``
+  (llama_eagle3.py:350-353; SpecForge data/preprocessing.py:763); ``t2d`` is unused. The head
+  reads the target's embeddings (SGLang's ``set_embed``, llama.py:910-918, unless
+  ``target_hidden_size`` differs from ``hidden_size``); without ``draft_vocab_size`` and with
+  untied embeddings it uses the target's ``lm_head`` (``load_lm_head_from_target``,
+  llama_eagle3.py:302-308). The next draft step reads the layer's pre-norm output
+  (``norm_output`` false, llama_eagle3.py:267-269) without ``fc``.
+* **EAGLE** (``LlamaForCausalLMEagle``): ``fc`` (with bias) over ``cat(embed, hidden)`` where
+  ``hidden`` is the target's final normed hidden state; ``num_hidden_layers`` decoder layers,
+  the first without ``input_layernorm`` (llama_eagle.py:52-55), no final norm; embeddings and
+  ``lm_head`` are the target's (``set_embed_and_head``; the checkpoint's ``lm_head`` is skipped,
+  llama_eagle.py:146-150).
+
+Aux layers (EAGLE3): ``eagle_config.eagle_aux_hidden_state_layer_ids`` in the head's config, or
+SGLang's default, the inputs of layers ``[2, n // 2, n - 3]`` (llama.py:929-941), i.e. the
+outputs of layers ``[1, n // 2 - 1, n - 4]``, which is SpecForge's default as well
+(specforge/algorithms/model_providers.py:204).
+
+Draft alignment (SGLang's draft extend): draft slot ``j`` holds the target's hidden state at
+position ``j`` and the token at position ``j + 1``, at RoPE position ``j``; its output predicts
+the token at ``j + 2``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from specguard.runtime.config import ModelConfig, parse_config
+from specguard.runtime.errors import CheckpointError
+from specguard.runtime.flags import EAGLE_HEAD_ARCHITECTURES as EAGLE_ARCHITECTURES
+from specguard.runtime.model import MLP, Attention, CausalLM, RMSNorm, causal_mask, rope_tables
+
+
+#: checkpoint spellings -> this module's names (SGLang's legacy map, llama_eagle3.py:338-343)
+_LEGACY_NAMES = {"midlayer.": "layers.0.", "aux_norm_low.": "fc_norm.0.", "aux_norm_mid.": "fc_norm.1.", "aux_norm_high.": "fc_norm.2."}
+
+
+def default_aux_layer_ids(num_target_layers: int) -> list[int]:
+    """SGLang's default capture (inputs of layers 2, n//2, n-3) as layer outputs."""
+    n = num_target_layers
+    return [1, n // 2 - 1, n - 4]
+
+
+@dataclass(frozen=True)
+class HeadConfig:
+    algorithm: str  # "EAGLE" or "EAGLE3"
+    model: ModelConfig  # the head's decoder-layer shapes, rope and vocabulary
+    target_hidden_size: int
+    aux_layer_ids: tuple[int, ...]  # EAGLE3 only
+    draft_vocab_size: int | None
+    fc_bias: bool
+    fc_norm: bool
+    norm_before_fc: bool
+    norm_output: bool
+
+
+def parse_head_config(raw: dict[str, Any], target: ModelConfig, source: str) -> HeadConfig:
+    architectures = raw.get("architectures") or []
+    arch = next((a for a in architectures if a in EAGLE_ARCHITECTURES), None)
+    if arch is None:
+        raise CheckpointError(
+            f"{source}: architecture {architectures!r} is not an EAGLE head the reference runtime loads "
+            f"(supported: {', '.join(sorted(EAGLE_ARCHITECTURES))})"
+        )
+    algorithm = EAGLE_ARCHITECTURES[arch]
+    model = parse_config({**raw, "architectures": ["LlamaForCausalLM"]}, source)
+    if model.vocab_size != target.vocab_size:
+        raise CheckpointError(
+            f"{source}: vocab_size {model.vocab_size} differs from the target's {target.vocab_size}; "
+            "the head was trained for another target"
+        )
+    eagle_config = raw.get("eagle_config") or {}
+    target_hidden = int(raw.get("target_hidden_size") or model.hidden_size)
+    if target_hidden != target.hidden_size:
+        raise CheckpointError(
+            f"{source}: the head reads hidden states of size {target_hidden}, the target's are {target.hidden_size}"
+        )
+    aux: tuple[int, ...] = ()
+    if algorithm == "EAGLE3":
+        if model.num_hidden_layers != 1:
+            raise CheckpointError(
+                f"{source}: EAGLE3 heads with {model.num_hidden_layers} layers are not supported by the reference "
+                "runtime (one midlayer only); serve this draft with SGLang"
+            )
+        if eagle_config.get("use_aux_hidden_state", True) is False:
+            raise CheckpointError(
+                f"{source}: eagle_config.use_aux_hidden_state false is not supported by the reference runtime; "
+                "serve this draft with SGLang"
+            )
+        ids = eagle_config.get("eagle_aux_hidden_state_layer_ids")
+        ids = list(ids) if ids else default_aux_layer_ids(target.num_hidden_layers)
+        count = raw.get("num_aux_hidden_states") or len(ids)
+        if count != len(ids):
+            raise CheckpointError(f"{source}: num_aux_hidden_states {count} but {len(ids)} aux layer ids {ids}")
+        bad = [i for i in ids if not 0 <= int(i) < target.num_hidden_layers]
+        if bad:
+            raise CheckpointError(
+                f"{source}: aux hidden-state layer ids {bad} are outside the target's {target.num_hidden_layers} layers"
+            )
+        aux = tuple(int(i) for i in ids)
+    draft_vocab = raw.get("draft_vocab_size")
+    return HeadConfig(
+        algorithm=algorithm,
+        model=model,
+        target_hidden_size=target_hidden,
+        aux_layer_ids=aux,
+        draft_vocab_size=int(draft_vocab) if draft_vocab is not None else None,
+        # EAGLE's fc is a default nn.Linear (bias); EAGLE3's has none unless the config says so.
+        fc_bias=True if algorithm == "EAGLE" else bool(raw.get("bias", False)),
+        fc_norm=bool(raw.get("fc_norm") or raw.get("use_aux_norm", False)),
+        norm_before_fc=bool(eagle_config.get("norm_before_fc", raw.get("norm_before_fc", False))),
+        norm_output=bool(raw.get("norm_output", False)),
+    )
+
+
+class EagleLayer(nn.Module):
+    def __init__(self, cfg: HeadConfig, index: int) -> None:
+        super().__init__()
+        m = cfg.model
+        self.eagle3 = cfg.algorithm == "EAGLE3"
+        self.self_attn = Attention(m)
+        if self.eagle3:
+            # q/k/v read cat(embed, hidden): twice the hidden size (llama_eagle3.py:62-75).
+            for name, heads in (("q_proj", m.num_attention_heads), ("k_proj", m.num_key_value_heads), ("v_proj", m.num_key_value_heads)):
+                setattr(self.self_attn, name, nn.Linear(2 * m.hidden_size, heads * m.head_dim, bias=False))
+            self.hidden_norm = RMSNorm(m.hidden_size, m.rms_norm_eps)
+        # EAGLE's first layer has no input_layernorm (llama_eagle.py:52-55).
+        self.input_layernorm = RMSNorm(m.hidden_size, m.rms_norm_eps) if (self.eagle3 or index > 0) else None
+        self.post_attention_layernorm = RMSNorm(m.hidden_size, m.rms_norm_eps)
+        self.mlp = MLP(m)
+
+
+class EagleHead(nn.Module):
+    def __init__(self, cfg: HeadConfig) -> None:
+        super().__init__()
+        m = cfg.model
+        self.cfg = cfg
+        num_aux = len(cfg.aux_layer_ids)
+        fc_in = cfg.target_hidden_size * num_aux if cfg.algorithm == "EAGLE3" else 2 * m.hidden_size
+        self.fc = nn.Linear(fc_in, m.hidden_size, bias=cfg.fc_bias)
+        self.input_norm = RMSNorm(fc_in, m.rms_norm_eps) if cfg.norm_before_fc else None
+        self.fc_norm = (
+            nn.ModuleList([RMSNorm(cfg.target_hidden_size, m.rms_norm_eps) for _ in range(num_aux)])
+            if cfg.fc_norm
+            else None
+        )
+        self.layers = nn.ModuleList([EagleLayer(cfg, i) for i in range(m.num_hidden_layers)])
+        self.norm = RMSNorm(m.hidden_size, m.rms_norm_eps) if cfg.algorithm == "EAGLE3" else None
+        self.own_lm_head = cfg.algorithm == "EAGLE3" and not m.tie_word_embeddings and cfg.draft_vocab_size is not None
+        self.lm_head = nn.Linear(m.hidden_size, cfg.draft_vocab_size or m.vocab_size, bias=False) if self.own_lm_head else None
+        self.embed_weight: torch.Tensor | None = None  # the target's (or the head's own), set by the loader
+        self.head_weight: torch.Tensor | None = None
+        self.hot_token_ids: torch.Tensor | None = None  # draft vocabulary row -> target token id
+        self.vocab_size = m.vocab_size
+        self._cos: torch.Tensor | None = None
+        self._sin: torch.Tensor | None = None
+        self.max_len = 0
+
+    @property
+    def device(self) -> torch.device:
+        return self.fc.weight.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.fc.weight.dtype
+
+    def setup_cache(self, max_len: int) -> None:
+        m = self.cfg.model
+        if max_len == self.max_len:
+            return
+        self.max_len = max_len
+        for layer in self.layers:
+            shape = (m.num_key_value_heads, max_len, m.head_dim)
+            layer.self_attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+            layer.self_attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self._cos, self._sin = rope_tables(m, max_len, self.dtype, self.device)
+
+    def project(self, aux: torch.Tensor) -> torch.Tensor:
+        """The target's concatenated aux hidden states -> the head's hidden size (EAGLE3's fc)."""
+        if self.input_norm is not None:
+            aux = self.input_norm.forward(aux)
+        if self.fc_norm is not None:
+            chunks = aux.chunk(len(self.fc_norm), dim=-1)
+            aux = torch.cat([norm.forward(c) for norm, c in zip(self.fc_norm, chunks)], dim=-1)
+        return F.linear(aux, self.fc.weight, self.fc.bias)
+
+    def forward(  # type: ignore[override]
+        self,
+        tokens: torch.Tensor,
+        hidden: torch.Tensor,
+        positions: torch.Tensor | None,
+        start: int,
+        mask: torch.Tensor | None = None,
+        from_target: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits ``[T, draft vocabulary]``, hidden state for the next step ``[T, H]``); draft row
+        ``i`` is target token ``hot_token_ids[i]`` (identity without ``d2t``): see :meth:`full_vocab`.
+
+        ``hidden`` is the target's (``from_target``: EAGLE3 projects it with ``fc``) or the
+        head's own output of the previous step.
+        """
+        t = tokens.shape[0]
+        if start + t > self.max_len:
+            raise ValueError(f"KV cache overflow: {start + t} > {self.max_len}")
+        if mask is None and t > 1:
+            mask = causal_mask(start, t, self.device)
+        bias = None
+        if mask is not None:
+            bias = torch.zeros(mask.shape, dtype=self.dtype, device=self.device).masked_fill_(~mask, float("-inf"))
+        if positions is None:
+            cos, sin = self._cos[start : start + t], self._sin[start : start + t]
+        else:
+            cos, sin = self._cos[positions], self._sin[positions]
+        embeds = F.embedding(tokens, self.embed_weight)
+        if self.norm is not None:  # EAGLE3: one midlayer
+            layer = self.layers[0]
+            residual = self.project(hidden) if from_target else hidden
+            x = torch.cat([layer.input_layernorm.forward(embeds), layer.hidden_norm.forward(residual)], dim=-1)
+            x = residual + layer.self_attn.forward(x, cos, sin, start, bias)
+            x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
+            normed = self.norm.forward(x)
+            out, next_hidden = normed, (normed if self.cfg.norm_output else x)
+        else:  # EAGLE
+            x = F.linear(torch.cat([embeds, hidden], dim=-1), self.fc.weight, self.fc.bias)
+            for layer in self.layers:
+                h = x if layer.input_layernorm is None else layer.input_layernorm.forward(x)
+                x = x + layer.self_attn.forward(h, cos, sin, start, bias)
+                x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
+            out = next_hidden = x
+        return F.linear(out, self.head_weight).float(), next_hidden
+
+    def full_vocab(self, logits: torch.Tensor) -> torch.Tensor:
+        """Draft-vocabulary logits spread over the target's vocabulary (-inf where the head cannot draft)."""
+        if self.hot_token_ids is None:
+            return logits
+        full = torch.full((*logits.shape[:-1], self.vocab_size), float("-inf"), device=logits.device)
+        return full.index_copy_(-1, self.hot_token_ids, logits)
+
+
+def _read_tensors(draft_dir: Path) -> dict[str, torch.Tensor]:
+    """All tensors of a safetensors (single or sharded) or ``pytorch_model.bin`` checkpoint."""
+    from safetensors import safe_open
+
+    from specguard.runtime.loader import _weight_files
+
+    bins = sorted(draft_dir.glob("pytorch_model*.bin"))
+    if bins and not list(draft_dir.glob("*.safetensors")):
+        tensors: dict[str, torch.Tensor] = {}
+        for path in bins:
+            tensors.update(torch.load(path, map_location="cpu", weights_only=True))
+        return tensors
+    tensors = {}
+    for path in _weight_files(draft_dir):
+        with safe_open(str(path), framework="pt", device="cpu") as handle:
+            for key in handle.keys():
+                tensors[key] = handle.get_tensor(key)
+    return tensors
+
+
+def _module_name(key: str) -> str:
+    name = key.removeprefix("model.")
+    for legacy, new in _LEGACY_NAMES.items():
+        if name.startswith(legacy):
+            name = new + name[len(legacy) :]
+    return name
+
+
+def load_eagle_head(draft_dir: Path | str, target: CausalLM) -> EagleHead:
+    """Load an EAGLE / EAGLE3 head for ``target`` (on its device and dtype) and set the target's aux layers."""
+    draft_dir = Path(draft_dir)
+    path = draft_dir / "config.json"
+    if not path.is_file():
+        raise CheckpointError(f"{path} is missing; expected an EAGLE head checkpoint directory")
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{path} is not valid JSON ({exc})") from None
+    cfg = parse_head_config(raw, target.config, str(path))
+    with torch.device("meta"):
+        head = EagleHead(cfg)
+    expected = dict(head.state_dict())
+    tensors: dict[str, torch.Tensor] = {}
+    d2t: torch.Tensor | None = None
+    own_embed: torch.Tensor | None = None
+    for key, tensor in _read_tensors(draft_dir).items():
+        name = _module_name(key)
+        if name == "d2t":
+            d2t = tensor
+        elif name == "embed_tokens.weight":
+            own_embed = tensor
+        elif name in expected:
+            tensors[name] = tensor
+    missing = sorted(set(expected) - tensors.keys())
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise CheckpointError(f"{draft_dir}: EAGLE head is partial, tensor {missing[0]!r} is missing{more}")
+    for name, tensor in tensors.items():
+        if tuple(expected[name].shape) != tuple(tensor.shape):
+            raise CheckpointError(
+                f"{draft_dir}: tensor {name!r} has shape {tuple(tensor.shape)}, config implies {tuple(expected[name].shape)}"
+            )
+    device, dtype = target.device, target.dtype
+    head = head.to_empty(device=device)
+    head.load_state_dict({k: v.to(dtype) for k, v in tensors.items()}, strict=True, assign=True)
+    head = head.to(device=device, dtype=dtype).eval()
+    m = cfg.model
+    # SGLang shares the target's embeddings unless the head's hidden size differs (llama.py:910-918).
+    if m.hidden_size == target.config.hidden_size:
+        head.embed_weight = target.model.embed_tokens.weight
+    elif own_embed is not None:
+        head.embed_weight = own_embed.to(device=device, dtype=dtype)
+    else:
+        raise CheckpointError(f"{draft_dir}: EAGLE head is partial, tensor 'embed_tokens.weight' is missing")
+    if head.lm_head is not None:
+        head.head_weight = head.lm_head.weight
+        rows = head.lm_head.weight.shape[0]
+        if d2t is not None:
+            if tuple(d2t.shape) != (rows,):
+                raise CheckpointError(f"{draft_dir}: d2t has shape {tuple(d2t.shape)}, lm_head has {rows} rows")
+            hot = d2t.long() + torch.arange(rows)
+            if int(hot.min()) < 0 or int(hot.max()) >= m.vocab_size:
+                raise CheckpointError(f"{draft_dir}: d2t maps draft tokens outside the target vocabulary")
+            head.hot_token_ids = hot.to(device)
+        elif rows != m.vocab_size:
+            raise CheckpointError(
+                f"{draft_dir}: EAGLE head is partial, tensor 'd2t' is missing (draft_vocab_size {rows} < vocab_size)"
+            )
+    elif m.tie_word_embeddings and cfg.algorithm == "EAGLE3":
+        head.head_weight = head.embed_weight
+    else:  # EAGLE, and EAGLE3 without draft_vocab_size: the target's lm_head
+        head.head_weight = target.lm_head.weight
+    for p in head.parameters():
+        p.requires_grad_(False)
+    for layer in head.layers:
+        layer.self_attn.fuse()
+        layer.mlp.fuse()
+    target.aux_layer_ids = cfg.aux_layer_ids
+    return head
+
