@@ -13,6 +13,7 @@ from specguard.rules.draft_model import DM010_draft_path_for_mtp_target as DM010
 from specguard.rules.draft_model import DM011_eagle3_with_gemma4_assistant as DM011
 from specguard.rules.draft_model import DM012_context_length_above_target as DM012
 from specguard.rules.draft_model import DM013_eagle3_aux_layers_out_of_range as DM013
+from specguard.rules.draft_model import DM020_draft_declares_zero_mtp_layers as DM020
 
 RULES = (
     DM001.RULE,
@@ -28,4 +29,5 @@ RULES = (
     DM011.RULE,
     DM012.RULE,
     DM013.RULE,
+    DM020.RULE,
 )

@@ -47,3 +47,19 @@ def strategy_flag(ctx: CheckContext) -> str:
 
 def is_mamba_radix_target(ctx: CheckContext) -> bool:
     return ctx.target is not None and ctx.target.architecture in MAMBA_RADIX_ARCHITECTURES
+
+# Targets with sliding-window attention layers whose EAGLE verify / draft-extend paths break
+# on flashinfer and triton (sglang#22679: Gemma 2, Gemma 3; sglang#24481: MiMo-V2.5's SWA
+# MTP layers under triton). The names are SGLang's registrations of those families (sglang
+# 0.5.23 arg_groups/model_overrides/gemma2_gemma3.py:13-19, mimo_v2.py:19).
+SLIDING_WINDOW_ARCHITECTURES = frozenset(
+    {
+        "Gemma2ForCausalLM",
+        "Gemma3ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "Gemma3nForCausalLM",
+        "Gemma3nForConditionalGeneration",
+        "MiMoV2ForCausalLM",
+        "MiMoV2FlashForCausalLM",
+    }
+)
