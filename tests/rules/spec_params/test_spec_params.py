@@ -171,7 +171,7 @@ def test_sp004_auto_topk_slips_through() -> None:
 
 def test_sp004_algorithms_by_version() -> None:
     argv = eagle(*params(3, 4, 8), algorithm="EAGLE3")
-    assert findings(SP004, *argv, env=V2, sglang_version="0.5.6") == []  # V2 was EAGLE-only
+    assert findings(SP004, *argv, env=V2, sglang_version="0.5.6")  # EAGLE3 keeps overlap on: V2 (issue 14077)
     assert findings(SP004, *argv, env=V2, sglang_version="0.5.7")
     standalone = eagle(*params(3, 4, 8), algorithm="STANDALONE")
     assert findings(SP004, *standalone, env=V2, sglang_version="0.5.8") == []
