@@ -198,6 +198,16 @@ def test_sp005_ranges() -> None:
     assert values == {"--speculative-num-steps": 3, "--speculative-eagle-topk": 1, "--speculative-num-draft-tokens": 4}
 
 
+def test_sp005_chain_draft_tokens_are_rewritten_not_broken() -> None:
+    # sglang#28312: steps 1, topk 1, draft tokens 1. SGLang rewrites the draft tokens to steps + 1
+    # (SP002 warns); SP005 has no error to add.
+    assert findings(SP005, *eagle(*params(1, 1, 1))) == []
+    assert findings(SP002, *eagle(*params(1, 1, 1)))
+    # A tree still needs two draft tokens, and zero steps is still out of range.
+    assert findings(SP005, *eagle(*params(2, 2, 1)))
+    assert findings(SP005, *eagle(*params(0, 1, 1)))
+
+
 # ----------------------------------------------------------------------------- SP006 / SP007
 
 
