@@ -9,6 +9,7 @@ from specguard.models import Severity
 from specguard.rules.base import Example
 from specguard.rules.hybrid import HY020_mamba_no_buffer_radix_speculative as HY020
 from specguard.rules.hybrid import HY021_sliding_window_eagle_backend as HY021
+from specguard.rules.hybrid import HY022_gdn_speculative_falls_back_to_triton as HY022
 
 QWEN35 = {"architectures": ("Qwen3_5MoeForConditionalGeneration",)}
 QWEN3_NEXT = {"architectures": ("Qwen3NextForCausalLM",)}
@@ -90,3 +91,44 @@ def test_hy021_quiet_for_fa3_unknown_gpu_and_full_attention_targets() -> None:
 def test_hy021_split_decode_backend_counts() -> None:
     (finding,) = findings(HY021, *EAGLE3, "--attention-backend", "fa3", "--decode-attention-backend", "triton", target=GEMMA2, gpu="H100")
     assert "triton" in finding.message
+
+
+# ----------------------------------------------------------------------------- HY022
+
+CHAIN = ("--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+
+
+@pytest.mark.parametrize("gpu", ["B200", "GB200", "B300", "GB300"])
+@pytest.mark.parametrize("version", ["0.5.10", "0.5.13", "0.5.14", "0.5.23"])
+def test_hy022_paged_chain_on_sm100(gpu: str, version: str) -> None:
+    (finding,) = findings(HY022, *NEXTN, *CHAIN, "--page-size", "16", target=QWEN35, gpu=gpu, sglang_version=version)
+    assert finding.severity is Severity.WARNING
+    assert finding.fix is not None and finding.fix.edits[0].value == "trtllm_mha"
+
+
+def test_hy022_untyped_topk_has_no_automatic_fix() -> None:
+    (finding,) = findings(HY022, *NEXTN, target=QWEN3_NEXT, gpu="B200", sglang_version="0.5.14")
+    assert finding.fix is None
+    assert "--speculative-eagle-topk" in finding.message
+
+
+def test_hy022_quiet_where_sglang_picks_trtllm_mha_or_triton_is_right() -> None:
+    # topk 1 with no page size (or page 1): trtllm_mha is picked.
+    assert findings(HY022, *NEXTN, *CHAIN, target=QWEN35, gpu="B200", sglang_version="0.5.14") == []
+    assert findings(HY022, *NEXTN, *CHAIN, "--page-size", "1", target=QWEN35, gpu="B200", sglang_version="0.5.14") == []
+    # A tree: trtllm_mha cannot run it.
+    tree = ("--speculative-num-steps", "3", "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8")
+    assert findings(HY022, *NEXTN, *tree, "--page-size", "16", target=QWEN35, gpu="B200", sglang_version="0.5.14") == []
+    # A typed backend.
+    assert findings(HY022, *NEXTN, *CHAIN, "--page-size", "16", "--attention-backend", "trtllm_mha", target=QWEN35, gpu="B200", sglang_version="0.5.14") == []
+
+
+def test_hy022_quiet_off_sm100_before_0_5_10_and_for_other_targets() -> None:
+    args = (*NEXTN, *CHAIN, "--page-size", "16")
+    assert findings(HY022, *args, target=QWEN35, gpu="H100", sglang_version="0.5.14") == []
+    assert findings(HY022, *args, target=QWEN35, gpu="MI300X", sglang_version="0.5.14") == []
+    assert findings(HY022, *args, target=QWEN35, sglang_version="0.5.14") == []
+    # 0.5.9 gave these targets triton on SM100 with or without speculation.
+    assert findings(HY022, *args, target=QWEN35, gpu="B200", sglang_version="0.5.9") == []
+    assert findings(HY022, *args, target={"architectures": ("Qwen3MoeForCausalLM",)}, gpu="B200", sglang_version="0.5.14") == []
+    assert findings(HY022, "--model-path", "m", "--page-size", "16", target=QWEN35, gpu="B200", sglang_version="0.5.14") == []
