@@ -281,7 +281,9 @@ FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5 = frozenset(
 )
 # MLA targets whose model override turns SGLang's SM100 MLA default (flashinfer) into
 # trtllm_mla (sglang 0.5.23 arg_groups/model_overrides/deepseek_v2.py; earlier releases not read).
-TRTLLM_MLA_ON_SM100_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"})
+# Kimi K2.5/K2.6 are registered with the DeepSeek family there (:37-50) and take the same
+# non-DSA branch (:178-188).
+TRTLLM_MLA_ON_SM100_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration"})
 # The draft backends a DFLASH draft may run (sglang 0.5.23 arg_groups/choices.py:103-111).
 DRAFT_ATTENTION_BACKEND_CHOICES = frozenset({"flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu"})
 

@@ -8,5 +8,7 @@ from specguard.rules.attention import AB005_flex_attention_speculative as AB005
 from specguard.rules.attention import AB006_draft_backend_not_a_choice as AB006
 from specguard.rules.attention import AB007_torch_native_disables_cuda_graph as AB007
 from specguard.rules.attention import AB008_fa4_page_forced_under_tree_draft as AB008
+from specguard.rules.attention import AB020_mha_draft_inherits_mla_backend as AB020
+from specguard.rules.attention import AB021_aiter_eagle_non_mla_graph_bug as AB021
 
-RULES = (AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE)
+RULES = (AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE, AB020.RULE, AB021.RULE)

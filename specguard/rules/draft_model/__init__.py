@@ -20,6 +20,7 @@ from specguard.rules.draft_model import DM102_eagle3_token_map_missing as DM102
 from specguard.rules.draft_model import DM103_eagle3_lm_head_missing as DM103
 from specguard.rules.draft_model import DM104_mtp_weights_missing as DM104
 from specguard.rules.draft_model import DM130_draft_vocab_same_size_other_family as DM130
+from specguard.rules.draft_model import DM020_draft_declares_zero_mtp_layers as DM020
 
 RULES = (
     DM001.RULE,
@@ -41,4 +42,5 @@ RULES = (
     DM103.RULE,
     DM104.RULE,
     DM130.RULE,
+    DM020.RULE,
 )

@@ -15,6 +15,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     steps = ctx.spec.get("speculative_num_steps")
     topk = ctx.spec.get("speculative_eagle_topk")
     tokens = ctx.spec.get("speculative_num_draft_tokens")
+    if topk == 1 and steps is not None and steps >= 1:
+        # A chain: SGLang rewrites the draft tokens to steps + 1 whatever was typed (SP002 says so),
+        # so a typed 1 runs as 2 (sglang 0.5.13 arg_groups/speculative_hook.py:363-371).
+        tokens = None
     bad = [
         (ctx.flag(flag), value, minimum)
         for flag, value, minimum in (
@@ -57,7 +61,9 @@ RULE = Rule(
         what="Range-checks the three tree parameters of the EAGLE worker family.",
         why="SGLang has no range checks on them (catalogue P19: steps 0 and topk -2 are accepted). A "
         "draft of zero steps or a topk below 1 cannot build a tree, and fewer than 2 draft tokens "
-        "verifies nothing; the failure only shows after the weights load.",
+        "verifies nothing; the failure only shows after the weights load. With topk 1 and at least one "
+        "step the draft tokens are not checked: SGLang rewrites them to steps + 1 (SP002), as the "
+        "1/1/1 launch of sglang#28312 shows.",
         fix="Raise each to its minimum (steps 1, topk 1, draft tokens 2; with topk 1, steps + 1).",
         fix_safety="Unsafe: it changes the draft tree.",
     ),
@@ -77,5 +83,6 @@ RULE = Rule(
         "seed: sglang-speculative-decoding.md (Full Parameter Reference)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1159-1282 (no range checks)",
         "catalogue: shared/design/sglang-spec-checks.md P19",
+        "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:363-371 (topk 1: draft tokens = steps + 1)",
     ),
 )

@@ -171,7 +171,7 @@ def test_sp004_auto_topk_slips_through() -> None:
 
 def test_sp004_algorithms_by_version() -> None:
     argv = eagle(*params(3, 4, 8), algorithm="EAGLE3")
-    assert findings(SP004, *argv, env=V2, sglang_version="0.5.6") == []  # V2 was EAGLE-only
+    assert findings(SP004, *argv, env=V2, sglang_version="0.5.6")  # EAGLE3 keeps overlap on: V2 (issue 14077)
     assert findings(SP004, *argv, env=V2, sglang_version="0.5.7")
     standalone = eagle(*params(3, 4, 8), algorithm="STANDALONE")
     assert findings(SP004, *standalone, env=V2, sglang_version="0.5.8") == []
@@ -196,6 +196,16 @@ def test_sp005_ranges() -> None:
     assert "--speculative-eagle-topk -2" in finding.message
     values = {e.name: e.value for e in finding.fix.edits}
     assert values == {"--speculative-num-steps": 3, "--speculative-eagle-topk": 1, "--speculative-num-draft-tokens": 4}
+
+
+def test_sp005_chain_draft_tokens_are_rewritten_not_broken() -> None:
+    # sglang#28312: steps 1, topk 1, draft tokens 1. SGLang rewrites the draft tokens to steps + 1
+    # (SP002 warns); SP005 has no error to add.
+    assert findings(SP005, *eagle(*params(1, 1, 1))) == []
+    assert findings(SP002, *eagle(*params(1, 1, 1)))
+    # A tree still needs two draft tokens, and zero steps is still out of range.
+    assert findings(SP005, *eagle(*params(2, 2, 1)))
+    assert findings(SP005, *eagle(*params(0, 1, 1)))
 
 
 # ----------------------------------------------------------------------------- SP006 / SP007

@@ -1,0 +1,65 @@
+"""Facts shared by the HY rules: which targets carry mamba/linear-attention state or
+sliding-window attention, read from SGLang's own architecture tables."""
+
+from __future__ import annotations
+
+from specguard.rules.base import CheckContext
+
+# Targets whose radix cache is SGLang's MambaRadixCache (the ones `_handle_mamba_radix_cache`
+# is called for with mamba caching on): sglang 0.5.10 server_args.py:1919-2060 and 0.5.13
+# server_args.py (same call sites). GraniteMoeHybrid is left out (only when its layer_types
+# name a mamba layer), and so are the rarer entries added in 0.5.13 (InternS2Preview,
+# MiniCPM-V 4.6, Bailing V2.5).
+MAMBA_RADIX_ARCHITECTURES = frozenset(
+    {
+        "Qwen3NextForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "NemotronHForCausalLM",
+        "FalconH1ForCausalLM",
+        "JetNemotronForCausalLM",
+        "JetVLMForConditionalGeneration",
+        "Lfm2ForCausalLM",
+    }
+)
+
+# The --mamba-*-strategy flag: --mamba-scheduler-strategy until 0.5.13, renamed to
+# --mamba-radix-cache-strategy in 0.5.14 (0.5.14 server_args.py:6350-6356 keeps the old name
+# as a deprecated alias).
+STRATEGY_FLAGS = ("--mamba-radix-cache-strategy", "--mamba-scheduler-strategy")
+
+
+def mamba_strategy(ctx: CheckContext) -> str:
+    """The strategy as typed (either spelling; the last one wins), else SGLang's 'auto'."""
+    typed = [item for item in ctx.spec.items if item.flag in STRATEGY_FLAGS and item.values]
+    return typed[-1].values[0] if typed else "auto"
+
+
+def strategy_flag(ctx: CheckContext) -> str:
+    """The strategy flag in the spelling the user typed, else the one their release knows."""
+    for item in reversed(ctx.spec.items):
+        if item.flag in STRATEGY_FLAGS:
+            return ctx.flag(item.flag)
+    from packaging.version import Version
+
+    return ctx.flag(STRATEGY_FLAGS[0] if ctx.version >= Version("0.5.14") else STRATEGY_FLAGS[1])
+
+
+def is_mamba_radix_target(ctx: CheckContext) -> bool:
+    return ctx.target is not None and ctx.target.architecture in MAMBA_RADIX_ARCHITECTURES
+
+# Targets with sliding-window attention layers whose EAGLE verify / draft-extend paths break
+# on flashinfer and triton (sglang#22679: Gemma 2, Gemma 3; sglang#24481: MiMo-V2.5's SWA
+# MTP layers under triton). The names are SGLang's registrations of those families (sglang
+# 0.5.23 arg_groups/model_overrides/gemma2_gemma3.py:13-19, mimo_v2.py:19).
+SLIDING_WINDOW_ARCHITECTURES = frozenset(
+    {
+        "Gemma2ForCausalLM",
+        "Gemma3ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "Gemma3nForCausalLM",
+        "Gemma3nForConditionalGeneration",
+        "MiMoV2ForCausalLM",
+        "MiMoV2FlashForCausalLM",
+    }
+)
