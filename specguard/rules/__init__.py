@@ -3,13 +3,24 @@
 Codes are two letters and three digits and are never reused:
 DM draft/target pairing, SP speculative parameters, AB attention backend and hardware,
 PL parallelism and algorithm constraints, VB version-specific known bugs, SL slime,
-JX sgl-jax, MM memory and CUDA graphs, RS what SGLang's own resolution will set.
+JX sgl-jax, MM memory and CUDA graphs, QT quantized targets and drafts, RS what SGLang's own resolution will set.
 Each family's ``__init__`` lists its rules; this module lists the families.
 """
 
 from __future__ import annotations
 
-from specguard.rules import attention, draft_model, memory, parallel, resolution, sgl_jax, slime, spec_params, version_bugs
+from specguard.rules import (
+    attention,
+    draft_model,
+    memory,
+    parallel,
+    quantization,
+    resolution,
+    sgl_jax,
+    slime,
+    spec_params,
+    version_bugs,
+)
 from specguard.rules.base import Rule
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -21,6 +32,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *slime.RULES,
     *sgl_jax.RULES,
     *memory.RULES,
+    *quantization.RULES,
     *resolution.RULES,
 )
 

@@ -13,6 +13,8 @@ from specguard.rules.draft_model import DM010_draft_path_for_mtp_target as DM010
 from specguard.rules.draft_model import DM011_eagle3_with_gemma4_assistant as DM011
 from specguard.rules.draft_model import DM012_context_length_above_target as DM012
 from specguard.rules.draft_model import DM013_eagle3_aux_layers_out_of_range as DM013
+from specguard.rules.draft_model import DM040_target_lacks_eagle_hooks as DM040
+from specguard.rules.draft_model import DM041_eagle3_multi_layer_draft_unsupported as DM041
 
 RULES = (
     DM001.RULE,
@@ -28,4 +30,6 @@ RULES = (
     DM011.RULE,
     DM012.RULE,
     DM013.RULE,
+    DM040.RULE,
+    DM041.RULE,
 )
