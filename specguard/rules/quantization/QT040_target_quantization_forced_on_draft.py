@@ -16,7 +16,10 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 # bf16 checkpoint online (fp8, w8a8_fp8, fbgemm_fp8, mxfp4, ...) return no file names and are not
 # listed: they load the draft, quantized. Read in 0.5.9 ``layers/quantization/``: awq.py:142,
 # 247; gptq.py:207, 350; marlin_utils.py; moe_wna16.py; auto_round.py; modelopt_quant.py:308;
-# petit.py; modelslim/modelslim.py:127 (quant_model_description.json); qoq.py:79.
+# petit.py; modelslim/modelslim.py:127 (quant_model_description.json); qoq.py:79; the same in
+# 0.5.23 (awq/awq.py:119, 311; gptq/gptq.py:143, 390; modelslim/modelslim.py:250). modelopt_fp4 is
+# left out: 0.5.23 quantizes a draft without its config online instead of failing
+# (weight_utils.py:383-388).
 NEEDS_CHECKPOINT_CONFIG = frozenset(
     {
         "awq",
@@ -28,7 +31,6 @@ NEEDS_CHECKPOINT_CONFIG = frozenset(
         "auto-round",
         "modelopt",
         "modelopt_fp8",
-        "modelopt_fp4",
         "petit_nvfp4",
         "modelslim",
         "qoq",
@@ -91,7 +93,7 @@ RULE = Rule(
     severity=Severity.WARNING,
     docs=RuleDocs(
         what="Fires when `--quantization` names a method that loads its parameters from the checkpoint "
-        "(AWQ, GPTQ, Marlin, ModelOpt FP8/FP4, ModelSlim, ...), a separate draft is given, "
+        "(AWQ, GPTQ, Marlin, ModelOpt FP8, ModelSlim, ...), a separate draft is given, "
         "`--speculative-draft-model-quantization` is not, and the draft's config.json has no "
         "`quantization_config`.",
         why="SGLang gives the draft the target's `--quantization` unless "
