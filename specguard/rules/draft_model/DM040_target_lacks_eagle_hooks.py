@@ -11,15 +11,24 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
 # The first release whose model class for these target architectures has the two hooks the
 # EAGLE worker calls on the target: ``get_embed_and_head()`` (every EAGLE/EAGLE3 draft worker,
-# ``speculative/eagle_worker.py:158`` in 0.5.10) and ``set_eagle3_layers_to_capture()``
-# (EAGLE3 only, ``model_executor/model_runner.py:668`` in 0.5.10). Read in the wheels:
-# ``models/qwen3_vl.py`` has neither in 0.5.5, 0.5.9, 0.5.10 or 0.5.10.post1 and both from 0.5.11
-# (lines 1395-1409, sgl-project/sglang#22230); ``Qwen3VLMoeForConditionalGeneration``
-# (``models/qwen3_vl_moe.py:173``) subclasses it and inherits them. Architectures not listed here
-# are not judged.
+# unconditionally: ``speculative/eagle_worker.py:119`` in 0.4.6, :158 in 0.5.10) and
+# ``set_eagle3_layers_to_capture()`` (EAGLE3 only, ``model_executor/model_runner.py:668`` in
+# 0.5.10). Both arrive together in each of these classes, so one release per architecture.
+# Read in the wheels (``models/<file>.py``, ``grep "def get_embed_and_head"``):
+# - Qwen2.5-VL (``qwen2_5_vl.py``): absent in 0.4.6, 0.5.0rc1 and 0.5.1, present in 0.5.2 (:654-657,
+#   sgl-project/sglang#8801). The 0.5.2 release candidates were not read, so they are not judged.
+# - Qwen3-VL (``qwen3_vl.py``): absent in 0.5.5, 0.5.9, 0.5.10 and 0.5.10.post1, present in 0.5.11
+#   (:1395-1409, sgl-project/sglang#22230); ``Qwen3VLMoeForConditionalGeneration``
+#   (``qwen3_vl_moe.py:173``) subclasses it.
+# - Gemma 3 (``gemma3_mm.py``, ``gemma3_causal.py``): absent from 0.4.6 to 0.5.11, present in 0.5.12
+#   (gemma3_mm.py:485-497, gemma3_causal.py:897-925, sgl-project/sglang#23976).
+# Architectures not listed here are not judged.
 EAGLE_HOOKS_SINCE: dict[str, Version] = {
+    "Qwen2_5_VLForConditionalGeneration": Version("0.5.2rc0"),
     "Qwen3VLForConditionalGeneration": Version("0.5.11"),
     "Qwen3VLMoeForConditionalGeneration": Version("0.5.11"),
+    "Gemma3ForConditionalGeneration": Version("0.5.12"),
+    "Gemma3ForCausalLM": Version("0.5.12"),
 }
 
 
@@ -53,9 +62,11 @@ RULE = Rule(
         "whose SGLang class lacks them in the release given.",
         why="SGLang checks nothing at argument time: the call fails with `AttributeError: "
         "'Qwen3VLMoeForConditionalGeneration' object has no attribute 'set_eagle3_layers_to_capture'` (or "
-        "`get_embed_and_head`) once the target has loaded (sglang#17935, 0.5.7). Qwen3-VL (dense and MoE) "
-        "gained both hooks in 0.5.11 (sglang#22230; absent in the 0.5.5, 0.5.9, 0.5.10 and 0.5.10.post1 "
-        "wheels). Qwen2.5-VL has had them since sglang#8801 and is not flagged.",
+        "`get_embed_and_head`) once the target has loaded (sglang#17935, 0.5.7). The hooks arrived per model "
+        "class: Qwen2.5-VL in 0.5.2 (sglang#8801; absent in 0.5.1), Qwen3-VL dense and MoE in 0.5.11 "
+        "(sglang#22230; absent in 0.5.5 to 0.5.10.post1), Gemma 3 text and multimodal in 0.5.12 "
+        "(sglang#23976; absent in 0.4.6 to 0.5.11; a Gemma 3 EAGLE launch failing only in EAGLE mode is "
+        "sglang#8186). Other architectures are not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
         "automatic fix.",
         fix_safety="No fix: the release is the user's choice.",
@@ -75,9 +86,13 @@ RULE = Rule(
     sources=(
         "https://github.com/sgl-project/sglang/issues/17935",
         "https://github.com/sgl-project/sglang/pull/22230",
+        "https://github.com/sgl-project/sglang/pull/8801",
+        "https://github.com/sgl-project/sglang/pull/23976",
         "sglang 0.5.10: python/sglang/srt/speculative/eagle_worker.py:158 (get_embed_and_head on the target)",
         "sglang 0.5.10: python/sglang/srt/model_executor/model_runner.py:667-670 (set_eagle3_layers_to_capture)",
         "sglang 0.5.10.post1: python/sglang/srt/models/qwen3_vl.py (no get_embed_and_head, no set_eagle3_layers_to_capture)",
         "sglang 0.5.11: python/sglang/srt/models/qwen3_vl.py:1395-1409; models/qwen3_vl_moe.py:173 (subclass)",
+        "sglang 0.5.1 / 0.5.2: python/sglang/srt/models/qwen2_5_vl.py (absent / :654-657)",
+        "sglang 0.5.11 / 0.5.12: python/sglang/srt/models/gemma3_mm.py, gemma3_causal.py (absent / gemma3_mm.py:485-497)",
     ),
 )

@@ -1,0 +1,85 @@
+"""DM040 (target lacks EAGLE hooks) and DM041 (multi-layer EAGLE3 head): both sides of each
+release boundary read in the wheels, and unknown facts staying quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from specguard.models import Severity
+from specguard.rules import RULES_BY_CODE
+from specguard.rules.base import Example
+
+EAGLE3_VL = ("--model-path", "Qwen/Qwen3-VL-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+             "--speculative-draft-model-path", "some/eagle3-head")
+
+
+def fired(code: str, example: Example) -> list[Severity]:
+    rule = RULES_BY_CODE[code]
+    ctx = example.context()
+    if not rule.applies_to(ctx):
+        return []
+    return [f.severity for f in rule.check(ctx)]
+
+
+@pytest.mark.parametrize(
+    ("arch", "last_without", "first_with"),
+    [
+        ("Qwen2_5_VLForConditionalGeneration", "0.5.1", "0.5.2"),
+        ("Qwen3VLForConditionalGeneration", "0.5.10.post1", "0.5.11"),
+        ("Qwen3VLMoeForConditionalGeneration", "0.5.10", "0.5.11"),
+        ("Gemma3ForConditionalGeneration", "0.5.11", "0.5.12"),
+        ("Gemma3ForCausalLM", "0.5.9", "0.5.12"),
+    ],
+)
+@pytest.mark.parametrize("algorithm", ["EAGLE", "EAGLE3", "NEXTN"])
+def test_dm040_release_boundary(arch, last_without, first_with, algorithm):
+    argv = list(EAGLE3_VL)
+    argv[3] = algorithm
+    before = Example(argv=tuple(argv), target={"architectures": (arch,)}, sglang_version=last_without)
+    after = Example(argv=tuple(argv), target={"architectures": (arch,)}, sglang_version=first_with)
+    assert fired("DM040", before) == [Severity.ERROR]
+    assert fired("DM040", after) == []
+
+
+def test_dm040_names_the_missing_hook_per_algorithm():
+    for algorithm, hook in (("EAGLE3", "set_eagle3_layers_to_capture"), ("EAGLE", "get_embed_and_head")):
+        argv = list(EAGLE3_VL)
+        argv[3] = algorithm
+        ctx = Example(argv=tuple(argv), target={"architectures": ("Qwen3VLForConditionalGeneration",)},
+                      sglang_version="0.5.9").context()
+        (finding,) = RULES_BY_CODE["DM040"].check(ctx)
+        assert hook in finding.message and "0.5.11" in finding.message
+
+
+@pytest.mark.parametrize("algorithm", ["NGRAM", "STANDALONE", "DFLASH"])
+def test_dm040_quiet_for_algorithms_that_need_no_target_hooks(algorithm):
+    argv = list(EAGLE3_VL)
+    argv[3] = algorithm
+    ctx = Example(argv=tuple(argv), target={"architectures": ("Qwen3VLForConditionalGeneration",)},
+                  sglang_version="0.5.9")
+    assert fired("DM040", ctx) == []
+
+
+def test_dm040_quiet_for_unlisted_or_unknown_architectures():
+    for target in ({"architectures": ("LlamaForCausalLM",)}, {}, None):
+        assert fired("DM040", Example(argv=EAGLE3_VL, target=target, sglang_version="0.5.5")) == []
+
+
+HEAD = {"architectures": ("LlamaForCausalLMEagle3",)}
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.6", 1), ("0.5.0rc1", 1), ("0.5.11", 1), ("0.5.12", 0), ("0.5.23", 0)])
+def test_dm041_release_boundary(version, expected):
+    example = Example(argv=EAGLE3_VL, draft={**HEAD, "num_hidden_layers": 2}, sglang_version=version)
+    assert len(fired("DM041", example)) == expected
+
+
+def test_dm041_quiet_for_one_layer_unknown_layers_and_other_heads():
+    for draft in ({**HEAD, "num_hidden_layers": 1}, HEAD, {"architectures": ("Eagle3DeepseekV2ForCausalLM",), "num_hidden_layers": 2}):
+        assert fired("DM041", Example(argv=EAGLE3_VL, draft=draft, sglang_version="0.5.9")) == []
+
+
+def test_dm041_only_for_eagle3():
+    argv = list(EAGLE3_VL)
+    argv[3] = "EAGLE"
+    assert fired("DM041", Example(argv=tuple(argv), draft={**HEAD, "num_hidden_layers": 2}, sglang_version="0.5.9")) == []
