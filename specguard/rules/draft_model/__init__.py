@@ -15,6 +15,7 @@ from specguard.rules.draft_model import DM012_context_length_above_target as DM0
 from specguard.rules.draft_model import DM013_eagle3_aux_layers_out_of_range as DM013
 from specguard.rules.draft_model import DM040_target_lacks_eagle_hooks as DM040
 from specguard.rules.draft_model import DM041_eagle3_multi_layer_draft_unsupported as DM041
+from specguard.rules.draft_model import DM042_draft_architecture_not_in_release as DM042
 
 RULES = (
     DM001.RULE,
@@ -32,4 +33,5 @@ RULES = (
     DM013.RULE,
     DM040.RULE,
     DM041.RULE,
+    DM042.RULE,
 )

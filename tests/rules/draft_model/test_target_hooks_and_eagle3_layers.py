@@ -83,3 +83,21 @@ def test_dm041_only_for_eagle3():
     argv = list(EAGLE3_VL)
     argv[3] = "EAGLE"
     assert fired("DM041", Example(argv=tuple(argv), draft={**HEAD, "num_hidden_layers": 2}, sglang_version="0.5.9")) == []
+
+
+@pytest.mark.parametrize(
+    ("arch", "last_without", "first_with"),
+    [("Eagle3DeepseekV2ForCausalLM", "0.5.11", "0.5.12"), ("MistralForCausalLMEagle", "0.5.10", "0.5.11")],
+)
+def test_dm042_release_boundary(arch, last_without, first_with):
+    draft = {"architectures": (arch,)}
+    assert fired("DM042", Example(argv=EAGLE3_VL, draft=draft, sglang_version=last_without)) == [Severity.ERROR]
+    assert fired("DM042", Example(argv=EAGLE3_VL, draft=draft, sglang_version=first_with)) == []
+
+
+def test_dm042_quiet_for_registered_unknown_or_absent_drafts():
+    for draft in ({"architectures": ("LlamaForCausalLMEagle3",)}, {}, None):
+        assert fired("DM042", Example(argv=EAGLE3_VL, draft=draft, sglang_version="0.5.5")) == []
+    no_path = ("--model-path", "moonshotai/Kimi-K2.6", "--speculative-algorithm", "EAGLE3")
+    assert fired("DM042", Example(argv=no_path, draft={"architectures": ("Eagle3DeepseekV2ForCausalLM",)},
+                                  sglang_version="0.5.11")) == []
