@@ -16,6 +16,7 @@ from specguard.rules.draft_model import DM013_eagle3_aux_layers_out_of_range as 
 from specguard.rules.draft_model import DM040_target_lacks_eagle_hooks as DM040
 from specguard.rules.draft_model import DM041_eagle3_multi_layer_draft_unsupported as DM041
 from specguard.rules.draft_model import DM042_draft_architecture_not_in_release as DM042
+from specguard.rules.draft_model import DM043_standalone_hidden_size_mismatch as DM043
 
 RULES = (
     DM001.RULE,
@@ -34,4 +35,5 @@ RULES = (
     DM040.RULE,
     DM041.RULE,
     DM042.RULE,
+    DM043.RULE,
 )

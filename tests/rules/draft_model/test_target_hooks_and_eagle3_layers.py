@@ -101,3 +101,22 @@ def test_dm042_quiet_for_registered_unknown_or_absent_drafts():
     no_path = ("--model-path", "moonshotai/Kimi-K2.6", "--speculative-algorithm", "EAGLE3")
     assert fired("DM042", Example(argv=no_path, draft={"architectures": ("Eagle3DeepseekV2ForCausalLM",)},
                                   sglang_version="0.5.11")) == []
+
+
+STANDALONE = ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "STANDALONE",
+              "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct")
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.5", 1), ("0.5.9", 1), ("0.5.11", 1), ("0.5.12", 0)])
+def test_dm043_release_boundary(version, expected):
+    example = Example(argv=STANDALONE, target={"hidden_size": 4096}, draft={"hidden_size": 2048}, sglang_version=version)
+    assert len(fired("DM043", example)) == expected
+
+
+def test_dm043_quiet_for_equal_or_unknown_widths_and_other_algorithms():
+    for target, draft in (({"hidden_size": 4096}, {"hidden_size": 4096}), ({}, {"hidden_size": 2048}), ({"hidden_size": 4096}, {})):
+        assert fired("DM043", Example(argv=STANDALONE, target=target, draft=draft, sglang_version="0.5.9")) == []
+    eagle = list(STANDALONE)
+    eagle[3] = "EAGLE"
+    assert fired("DM043", Example(argv=tuple(eagle), target={"hidden_size": 4096}, draft={"hidden_size": 2048},
+                                  sglang_version="0.5.9")) == []
