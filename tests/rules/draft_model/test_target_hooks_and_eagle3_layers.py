@@ -120,3 +120,24 @@ def test_dm043_quiet_for_equal_or_unknown_widths_and_other_algorithms():
     eagle[3] = "EAGLE"
     assert fired("DM043", Example(argv=tuple(eagle), target={"hidden_size": 4096}, draft={"hidden_size": 2048},
                                   sglang_version="0.5.9")) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "algorithm", "target", "draft"),
+    [
+        ("DM004", "EAGLE3", {"hidden_size": 8192}, {"architectures": ("LlamaForCausalLMEagle3",), "hidden_size": 4096}),
+        ("DM004", "EAGLE", {"hidden_size": 8192}, {"architectures": ("LlamaForCausalLMEagle",), "hidden_size": 4096}),
+        ("DM013", "EAGLE3", {"num_hidden_layers": 64}, {"eagle_aux_hidden_state_layer_ids": (1, 46, 90)}),
+        ("DM008", "EAGLE3", {}, {"architectures": ("Eagle3LlamaForCausalLM",)}),
+        ("DM008", "EAGLE3", {}, {"architectures": ("LlamaForCausalLM",), "num_hidden_layers": 1}),
+        ("DM008", "EAGLE", {}, {"architectures": ("LlamaForCausalLM",), "num_hidden_layers": 1}),
+    ],
+)
+def test_draft_checkpoint_findings_name_the_draft_path(code, algorithm, target, draft):
+    """A wrong draft checkpoint is fixed by another draft: the finding names the flag that picks it,
+    so the corpus (and SARIF) can point at it."""
+    argv = list(EAGLE3_VL)
+    argv[3] = algorithm
+    ctx = Example(argv=tuple(argv), target=target, draft=draft, sglang_version="0.5.9").context()
+    findings = list(RULES_BY_CODE[code].check(ctx))
+    assert findings and all("--speculative-draft-model-path" in f.flags for f in findings)
