@@ -29,6 +29,7 @@ def fired(code: str, example: Example) -> list[Severity]:
         ("Qwen3VLMoeForConditionalGeneration", "0.5.10", "0.5.11"),
         ("Gemma3ForConditionalGeneration", "0.5.11", "0.5.12"),
         ("Gemma3ForCausalLM", "0.5.9", "0.5.12"),
+        ("KimiK25ForConditionalGeneration", "0.5.9", "0.5.10"),
     ],
 )
 @pytest.mark.parametrize("algorithm", ["EAGLE", "EAGLE3", "NEXTN"])
