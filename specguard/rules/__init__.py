@@ -4,13 +4,26 @@ Codes are two letters and three digits and are never reused:
 DM draft/target pairing, SP speculative parameters, AB attention backend and hardware,
 PL parallelism and algorithm constraints, VB version-specific known bugs, SL slime,
 JX sgl-jax, MM memory and CUDA graphs, HY hybrid targets (mamba state, sliding windows),
-SV how the server is exposed, RS what SGLang's own resolution will set.
+QT quantized targets and drafts, SV how the server is exposed, RS what SGLang's own resolution will set.
 Each family's ``__init__`` lists its rules; this module lists the families.
 """
 
 from __future__ import annotations
 
-from specguard.rules import attention, draft_model, hybrid, memory, parallel, resolution, serving, sgl_jax, slime, spec_params, version_bugs
+from specguard.rules import (
+    attention,
+    draft_model,
+    hybrid,
+    memory,
+    parallel,
+    quantization,
+    resolution,
+    serving,
+    sgl_jax,
+    slime,
+    spec_params,
+    version_bugs,
+)
 from specguard.rules.base import Rule
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -23,6 +36,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *slime.RULES,
     *sgl_jax.RULES,
     *memory.RULES,
+    *quantization.RULES,
     *serving.RULES,
     *resolution.RULES,
 )

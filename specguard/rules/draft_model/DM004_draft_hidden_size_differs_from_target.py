@@ -28,12 +28,14 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             "forward (CUDA graph capture) fails with a shape error after both models have loaded. The head was "
             f"trained for another target (a head with its own width must say target_hidden_size: {target_hidden} "
             "in its config.json)",
+            flags=("--speculative-draft-model-path",),
         )
         return
     yield RULE.finding(
         f"the EAGLE head's hidden_size is {draft_hidden} but the target's is {target_hidden}: the head takes "
         f"the target's {target_hidden}-wide hidden states and the target's embedding, so the first draft "
         "forward fails with a shape error after both models have loaded. Use a head trained for this target",
+        flags=("--speculative-draft-model-path",),
     )
 
 

@@ -38,6 +38,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 f"{ctx.env.sglang_version} does not register: loading the draft fails with 'Model architectures "
                 f"['{arch}'] are not supported' after the target has loaded. Change architectures in the "
                 f"draft's config.json to [\"{right}\"], as the SGLang copies of these heads do",
+                flags=("--speculative-draft-model-path",),
             )
         elif arch in EAGLE1_HEADS:
             yield RULE.finding(
@@ -62,6 +63,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 f"draft_vocab_size rows, so loading fails or the draft ignores the target's hidden states. "
                 "Set architectures to [\"LlamaForCausalLMEagle3\"] in its config.json (as the lmsys/jamesliu1 "
                 "copies do)",
+                flags=("--speculative-draft-model-path",),
             )
         return
     if algorithm == "EAGLE":
@@ -91,6 +93,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 f"EAGLE with a plain causal LM draft ({arch}, {ctx.draft.num_hidden_layers or '?'} layers): "
                 "SGLang loads it as an ordinary model that ignores the target's hidden states (its fc weights, "
                 f"if any, are skipped), so acceptance is near zero; {hint}",
+                flags=("--speculative-draft-model-path",),
             )
         return
     if algorithm == "STANDALONE":

@@ -24,6 +24,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"{bad}, but the target has {layers} layers (valid ids 0..{layers - 2}): those states are never "
         "captured, so the head's fc gets fewer features than it was built for and the first draft forward "
         "fails after loading. The head was trained for a deeper target; use one trained for this target",
+        flags=("--speculative-draft-model-path",),
     )
 
 

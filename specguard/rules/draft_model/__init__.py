@@ -21,6 +21,10 @@ from specguard.rules.draft_model import DM103_eagle3_lm_head_missing as DM103
 from specguard.rules.draft_model import DM104_mtp_weights_missing as DM104
 from specguard.rules.draft_model import DM130_draft_vocab_same_size_other_family as DM130
 from specguard.rules.draft_model import DM020_draft_declares_zero_mtp_layers as DM020
+from specguard.rules.draft_model import DM040_target_lacks_eagle_hooks as DM040
+from specguard.rules.draft_model import DM041_eagle3_multi_layer_draft_unsupported as DM041
+from specguard.rules.draft_model import DM042_draft_architecture_not_in_release as DM042
+from specguard.rules.draft_model import DM043_standalone_hidden_size_mismatch as DM043
 
 RULES = (
     DM001.RULE,
@@ -43,4 +47,8 @@ RULES = (
     DM104.RULE,
     DM130.RULE,
     DM020.RULE,
+    DM040.RULE,
+    DM041.RULE,
+    DM042.RULE,
+    DM043.RULE,
 )

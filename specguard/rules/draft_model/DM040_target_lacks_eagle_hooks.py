@@ -1,0 +1,102 @@
+"""DM040 target-lacks-eagle-hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+
+# The first release whose model class for these target architectures has the two hooks the
+# EAGLE worker calls on the target: ``get_embed_and_head()`` (every EAGLE/EAGLE3 draft worker,
+# unconditionally: ``speculative/eagle_worker.py:119`` in 0.4.6, :158 in 0.5.10) and
+# ``set_eagle3_layers_to_capture()`` (EAGLE3 only, ``model_executor/model_runner.py:668`` in
+# 0.5.10). Both arrive together in each of these classes, so one release per architecture.
+# Read in the wheels (``models/<file>.py``, ``grep "def get_embed_and_head"``):
+# - Qwen2.5-VL (``qwen2_5_vl.py``): absent in 0.4.6, 0.5.0rc1 and 0.5.1, present in 0.5.2 (:654-657,
+#   sgl-project/sglang#8801). The 0.5.2 release candidates were not read, so they are not judged.
+# - Qwen3-VL (``qwen3_vl.py``): absent in 0.5.5, 0.5.9, 0.5.10 and 0.5.10.post1, present in 0.5.11
+#   (:1395-1409, sgl-project/sglang#22230); ``Qwen3VLMoeForConditionalGeneration``
+#   (``qwen3_vl_moe.py:173``) subclasses it.
+# - Gemma 3 (``gemma3_mm.py``, ``gemma3_causal.py``): absent from 0.4.6 to 0.5.11, present in 0.5.12
+#   (gemma3_mm.py:485-497, gemma3_causal.py:897-925, sgl-project/sglang#23976).
+# - Kimi K2.5 (``kimi_k25.py``, the vision-language wrapper around DeepseekV3ForCausalLM): absent in
+#   0.5.9, present in 0.5.10 (sgl-project/sglang#19689).
+# Architectures not listed here are not judged.
+EAGLE_HOOKS_SINCE: dict[str, Version] = {
+    "Qwen2_5_VLForConditionalGeneration": Version("0.5.2rc0"),
+    "Qwen3VLForConditionalGeneration": Version("0.5.11"),
+    "Qwen3VLMoeForConditionalGeneration": Version("0.5.11"),
+    "Gemma3ForConditionalGeneration": Version("0.5.12"),
+    "Gemma3ForCausalLM": Version("0.5.12"),
+    "KimiK25ForConditionalGeneration": Version("0.5.10"),
+}
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm not in ("EAGLE", "EAGLE3") or ctx.target is None:
+        return
+    arch = ctx.target.architecture
+    since = EAGLE_HOOKS_SINCE.get(arch or "")
+    if since is None or ctx.version >= since:
+        return
+    missing = "set_eagle3_layers_to_capture()" if ctx.algorithm == "EAGLE3" else "get_embed_and_head()"
+    yield RULE.finding(
+        f"SGLang {ctx.env.sglang_version}'s {arch} has no {missing}, which the "
+        f"{ctx.spec.get('speculative_algorithm')} worker calls on the target: the server dies with an "
+        f"AttributeError after the target's weights have loaded. EAGLE and EAGLE3 run on this target from "
+        f"SGLang {since}; upgrade, or drop {ctx.flag('--speculative-algorithm')} (NGRAM needs no hooks)",
+        flags=("--speculative-algorithm",),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="DM040",
+    name="target-lacks-eagle-hooks",
+    summary="The target's model class in this release cannot drive an EAGLE or EAGLE3 draft",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="EAGLE and EAGLE3 call two methods on the target model: `get_embed_and_head()` (the draft "
+        "shares the target's embedding and head) and, for EAGLE3, `set_eagle3_layers_to_capture()` (the "
+        "target returns the aux hidden states the head reads). Fires when the target's architecture is one "
+        "whose SGLang class lacks them in the release given.",
+        why="SGLang checks nothing at argument time: the call fails with `AttributeError: "
+        "'Qwen3VLMoeForConditionalGeneration' object has no attribute 'set_eagle3_layers_to_capture'` (or "
+        "`get_embed_and_head`) once the target has loaded (sglang#17935, 0.5.7). The hooks arrived per model "
+        "class: Qwen2.5-VL in 0.5.2 (sglang#8801; absent in 0.5.1), Qwen3-VL dense and MoE in 0.5.11 "
+        "(sglang#22230; absent in 0.5.5 to 0.5.10.post1), Gemma 3 text and multimodal in 0.5.12 "
+        "(sglang#23976; absent in 0.4.6 to 0.5.11; a Gemma 3 EAGLE launch failing only in EAGLE mode is "
+        "sglang#8186), Kimi K2.5 in 0.5.10 (sglang#19689; absent in 0.5.9). Other architectures are not judged.",
+        fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
+        "automatic fix.",
+        fix_safety="No fix: the release is the user's choice.",
+    ),
+    bad=Example(
+        argv=("--model-path", "Qwen/Qwen3-VL-30B-A3B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "AngelSlim/Qwen3-VL-30B-A3B-Instruct_eagle3"),
+        target={"architectures": ("Qwen3VLMoeForConditionalGeneration",)},
+        sglang_version="0.5.7",
+    ),
+    good=Example(
+        argv=("--model-path", "Qwen/Qwen3-VL-30B-A3B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "AngelSlim/Qwen3-VL-30B-A3B-Instruct_eagle3"),
+        target={"architectures": ("Qwen3VLMoeForConditionalGeneration",)},
+        sglang_version="0.5.11",
+    ),
+    sources=(
+        "https://github.com/sgl-project/sglang/issues/17935",
+        "https://github.com/sgl-project/sglang/pull/22230",
+        "https://github.com/sgl-project/sglang/pull/8801",
+        "https://github.com/sgl-project/sglang/pull/23976",
+        "sglang 0.5.10: python/sglang/srt/speculative/eagle_worker.py:158 (get_embed_and_head on the target)",
+        "sglang 0.5.10: python/sglang/srt/model_executor/model_runner.py:667-670 (set_eagle3_layers_to_capture)",
+        "sglang 0.5.10.post1: python/sglang/srt/models/qwen3_vl.py (no get_embed_and_head, no set_eagle3_layers_to_capture)",
+        "sglang 0.5.11: python/sglang/srt/models/qwen3_vl.py:1395-1409; models/qwen3_vl_moe.py:173 (subclass)",
+        "sglang 0.5.1 / 0.5.2: python/sglang/srt/models/qwen2_5_vl.py (absent / :654-657)",
+        "sglang 0.5.11 / 0.5.12: python/sglang/srt/models/gemma3_mm.py, gemma3_causal.py (absent / gemma3_mm.py:485-497)",
+        "sglang 0.5.9 / 0.5.10: python/sglang/srt/models/kimi_k25.py (absent / present, sgl-project/sglang#19689)",
+    ),
+)

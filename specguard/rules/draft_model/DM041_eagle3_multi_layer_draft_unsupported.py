@@ -1,0 +1,68 @@
+"""DM041 eagle3-multi-layer-draft-unsupported."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Finding, Severity
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+
+# The EAGLE3 head class that carries the one-layer check (``models/llama_eagle3.py``).
+ONE_LAYER_EAGLE3_HEAD = "LlamaForCausalLMEagle3"
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm != "EAGLE3" or ctx.draft is None:
+        return
+    if ctx.draft.architecture != ONE_LAYER_EAGLE3_HEAD:
+        return
+    layers = ctx.draft.num_hidden_layers
+    if layers is None or layers == 1:
+        return
+    yield RULE.finding(
+        f"the EAGLE3 draft's config.json says num_hidden_layers: {layers}, and SGLang "
+        f"{ctx.env.sglang_version}'s LlamaForCausalLMEagle3 raises 'EAGLE3 currently only supports 1 layer' "
+        "when it builds the draft, after the target has loaded. Multi-layer EAGLE3 heads load from SGLang "
+        "0.5.12; use a one-layer head (or retrain with num_hidden_layers 1) on this release",
+        flags=("--speculative-draft-model-path",),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="DM041",
+    name="eagle3-multi-layer-draft-unsupported",
+    summary="An EAGLE3 head with more than one decoder layer, on a release that builds only one",
+    severity=Severity.ERROR,
+    sglang_versions="<0.5.12",
+    docs=RuleDocs(
+        what="Checks the EAGLE3 draft's `num_hidden_layers` (architecture `LlamaForCausalLMEagle3`) on "
+        "releases before 0.5.12.",
+        why="`LlamaForCausalLMEagle3.__init__` raises `ValueError('EAGLE3 currently only supports 1 layer')` "
+        "when `config.num_hidden_layers != 1` (sglang 0.4.6 `models/llama_eagle3.py:160`, 0.5.0rc1 :181, "
+        "0.5.5-0.5.9 :198, 0.5.10-0.5.11 :212); from 0.5.12 the head builds `num_hidden_layers` decoder "
+        "layers (`llama_eagle3.py:183`). SGLang checks nothing at argument time, so the failure comes after "
+        "the target's weights have loaded. SpecForge can train heads with several layers "
+        "(SpecForge#129: a Qwen3-Coder-30B head that trained fine and failed to load).",
+        fix="Use a one-layer EAGLE3 head, or SGLang 0.5.12 or later. No automatic fix.",
+        fix_safety="No fix: the draft checkpoint and the release are the user's choice.",
+    ),
+    bad=Example(
+        argv=("--model-path", "Qwen/Qwen3-Coder-30B-A3B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "outputs/Qwen3-Coder-30B-A3B-Instruct/epoch_0"),
+        draft={"architectures": ("LlamaForCausalLMEagle3",), "num_hidden_layers": 2},
+        sglang_version="0.5.0rc1",
+    ),
+    good=Example(
+        argv=("--model-path", "Qwen/Qwen3-Coder-30B-A3B-Instruct", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "outputs/Qwen3-Coder-30B-A3B-Instruct/epoch_0"),
+        draft={"architectures": ("LlamaForCausalLMEagle3",), "num_hidden_layers": 1},
+        sglang_version="0.5.0rc1",
+    ),
+    sources=(
+        "https://github.com/sgl-project/SpecForge/issues/129",
+        "sglang 0.4.6: python/sglang/srt/models/llama_eagle3.py:160",
+        "sglang 0.5.11: python/sglang/srt/models/llama_eagle3.py:212-213",
+        "sglang 0.5.12: python/sglang/srt/models/llama_eagle3.py:183 (range(config.num_hidden_layers))",
+    ),
+)
