@@ -147,3 +147,24 @@ def test_cli_end_to_end_fa3_on_blackwell():
                              "--model-path", llama, "--speculative-algorithm", "NGRAM", "--attention-backend", "fa3")
     assert code == 0
     assert doc["argv"][doc["argv"].index("--attention-backend") + 1] == "flashinfer"
+
+
+# AB060: fa3's draft backend asserted topk == 1 in 0.4.5.post1-post2 (issue 5491).
+from specguard.rules.attention import AB060_fa3_draft_backend_chain_only as AB060  # noqa: E402
+
+FA3_TREE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d",
+            "--speculative-num-steps", "3", "--speculative-eagle-topk", "2", "--speculative-num-draft-tokens", "8",
+            "--attention-backend", "fa3")
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.5", False), ("0.4.5.post1", True), ("0.4.5.post2", True), ("0.4.5.post3", False), ("0.4.6", False)])
+def test_ab060_assert_by_version(version, expected):
+    assert bool(fired(AB060.RULE, *FA3_TREE, gpu="H100", version=version)) is expected
+
+
+def test_ab060_chain_and_other_backends_are_quiet():
+    base = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d")
+    chain = (*base, *CHAIN, "--attention-backend", "fa3")
+    assert fired(AB060.RULE, *chain, gpu="H100", version="0.4.5.post1") == []
+    flashinfer = (*FA3_TREE[:-1], "flashinfer")
+    assert fired(AB060.RULE, *flashinfer, gpu="H100", version="0.4.5.post1") == []

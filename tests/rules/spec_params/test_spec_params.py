@@ -275,3 +275,27 @@ def test_cli_reports_and_fixes_partial_params() -> None:
     args = ("--", "--model-path", llama, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3")
     code, doc = run_cli_json("check", "--offline", *args)
     assert code == 1 and any(f["code"] == "SP001" and f["severity"] == "error" for f in doc["findings"])
+
+
+# SP060: NGRAM trie capacity against its depth (issue 36495).
+from specguard.rules.spec_params import SP060_ngram_capacity_not_above_trie_depth as SP060  # noqa: E402
+
+NGRAM = ("--model-path", "m", "--speculative-algorithm", "NGRAM")
+
+
+@pytest.mark.parametrize(("capacity", "depth", "expected"), [("4", "4", True), ("3", "4", True), ("5", "4", False), ("18", None, True), ("19", None, False), (None, "4", False)])
+def test_sp060_capacity_must_exceed_depth(capacity, depth, expected):
+    argv = [*NGRAM]
+    if capacity is not None:
+        argv += ["--speculative-ngram-capacity", capacity]
+    if depth is not None:
+        argv += ["--speculative-ngram-max-trie-depth", depth]
+    assert bool(findings(SP060, *argv, sglang_version="0.5.18")) is expected
+
+
+def test_sp060_scope():
+    argv = (*NGRAM, "--speculative-ngram-capacity", "4", "--speculative-ngram-max-trie-depth", "4")
+    assert findings(SP060, *argv, sglang_version="0.5.9") == []  # branch-length era, not verified
+    assert findings(SP060, *argv, sglang_version="0.5.23")
+    eagle_argv = (*eagle(*params(3, 1, 4)), "--speculative-ngram-capacity", "4")
+    assert findings(SP060, *eagle_argv, sglang_version="0.5.23") == []
