@@ -168,3 +168,31 @@ def test_ab060_chain_and_other_backends_are_quiet():
     assert fired(AB060.RULE, *chain, gpu="H100", version="0.4.5.post1") == []
     flashinfer = (*FA3_TREE[:-1], "flashinfer")
     assert fired(AB060.RULE, *flashinfer, gpu="H100", version="0.4.5.post1") == []
+
+
+# AB061: aiter + EAGLE on a non-MLA target in 0.5.6.post2-0.5.9 (issue 16027, PR 19362).
+from specguard.rules.attention import AB061_aiter_eagle_graph_non_mla as AB061  # noqa: E402
+
+AITER_EAGLE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", *CHAIN, "--attention-backend", "aiter")
+MHA = {"architectures": ("LlamaForCausalLM",), "num_attention_heads": 32}
+MLA = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.6", False), ("0.5.6.post2", True), ("0.5.9", True), ("0.5.10", False)])
+def test_ab061_versions(version, expected):
+    assert bool(fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version=version, target=MHA)) is expected
+
+
+def test_ab061_mla_graphs_off_and_unknown_target():
+    assert fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version="0.5.9", target=MLA) == []
+    assert fired(AB061.RULE, *AITER_EAGLE, "--disable-cuda-graph", gpu="MI300X", version="0.5.9", target=MHA) == []
+    [unknown] = fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version="0.5.9")
+    assert unknown.severity is Severity.WARNING
+    [known] = fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version="0.5.9", target=MHA)
+    assert known.severity is Severity.ERROR
+
+
+def test_ab061_persist_off_warns_of_garbled_output():
+    ctx = Example(argv=AITER_EAGLE, gpu="MI300X", sglang_version="0.5.9", target=MHA, env={"SGLANG_AITER_MLA_PERSIST": "0"}).context()
+    [finding] = AB061.RULE.check(ctx)
+    assert finding.severity is Severity.WARNING and "garbled" in finding.message
