@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from specguard.models import Applicability, Dialect, Severity
 from specguard.rules.base import Example
 from specguard.rules.parallel import (
@@ -65,7 +67,14 @@ def test_pl002_exceptions() -> None:
     assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--enable-multi-layer-eagle", "--disaggregation-mode", "prefill"))
     assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--attn-dp-size", "2", "--tp-size", "2"),
                     env={"SGLANG_ENABLE_PP_SPEC": "1"})
-    assert findings(PL002, *spec("EAGLE", "--pp-size", "2"), sglang_version="0.5.20") == []
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.6", False), ("0.4.6.post2", True), ("0.5.14", True), ("0.5.20", True)])
+def test_pl002_before_0_5_21_rejects_every_algorithm(version, expected) -> None:
+    # Even the exceptions of 0.5.21+ (prefill node, SGLANG_ENABLE_PP_SPEC) did not exist yet.
+    prefill = spec("EAGLE", "--pp-size", "2", "--disaggregation-mode", "prefill")
+    assert bool(findings(PL002, *prefill, sglang_version=version)) is expected
+    assert bool(findings(PL002, *spec("NGRAM", "--pp-size", "2"), env={"SGLANG_ENABLE_PP_SPEC": "1"}, sglang_version=version)) is expected
+    assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--device", "npu"), sglang_version=version) == []
 
 
 def test_pl002_fix_keeps_gpu_count_except_in_slime() -> None:
