@@ -176,3 +176,17 @@ def test_cli_dp_attention_with_standalone() -> None:
     code, doc = run_cli_json("check", "--offline", "--gpu", "H100", "--unsafe-fixes", *args)
     assert "--attn-dp-size" not in doc["argv"]
     assert not any(f["code"] == "PL001" and not f["applied"] for f in doc["findings"])
+
+
+# ----------------------------------------------------------------------------- PL060
+from specguard.rules.parallel import PL060_eagle_dp_attention_without_idle_sync as PL060  # noqa: E402
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.4.post1", True), ("0.4.7", True), ("0.4.8", False), ("0.5.23", False)])
+def test_pl060_fixed_in_0_4_8(version, expected) -> None:
+    argv = spec("NEXTN", "--tp", "16", "--dp", "4", "--enable-dp-attention")
+    assert bool(findings(PL060, *argv, sglang_version=version)) is expected
+
+
+def test_pl060_needs_attention_dp() -> None:
+    assert findings(PL060, *spec("EAGLE", "--tp", "8"), sglang_version="0.4.6") == []
