@@ -299,3 +299,19 @@ def test_sp060_scope():
     assert findings(SP060, *argv, sglang_version="0.5.23")
     eagle_argv = (*eagle(*params(3, 1, 4)), "--speculative-ngram-capacity", "4")
     assert findings(SP060, *eagle_argv, sglang_version="0.5.23") == []
+
+
+def test_sp008_0_5_11_turns_adaptive_off_under_the_default_spec_v2() -> None:
+    argv = (*eagle(*params(3, 1, 4)), "--speculative-adaptive")
+    [finding] = findings(SP008, *argv, sglang_version="0.5.11")
+    assert finding.severity is Severity.WARNING and "V1 worker" in finding.message
+    assert findings(SP008, *argv, env={"SGLANG_ENABLE_SPEC_V2": "0"}, sglang_version="0.5.11") == []
+    assert findings(SP008, *argv, "--disable-overlap-schedule", sglang_version="0.5.11") == []
+    assert findings(SP008, *argv, sglang_version="0.5.12") == []
+    assert findings(SP008, *argv, sglang_version="0.5.10") == []  # no such flag yet (VB rules' matter)
+
+
+def test_sp008_candidate_steps_only_from_0_5_18() -> None:
+    argv = (*eagle(*params(4, 1, 5)), "--speculative-adaptive")
+    assert findings(SP008, *argv, sglang_version="0.5.17") == []
+    assert findings(SP008, *argv, sglang_version="0.5.18")
