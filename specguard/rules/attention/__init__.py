@@ -10,5 +10,6 @@ from specguard.rules.attention import AB007_torch_native_disables_cuda_graph as 
 from specguard.rules.attention import AB008_fa4_page_forced_under_tree_draft as AB008
 from specguard.rules.attention import AB060_fa3_draft_backend_chain_only as AB060
 from specguard.rules.attention import AB061_aiter_eagle_graph_non_mla as AB061
+from specguard.rules.attention import AB062_rocm_eagle_tp_rank_divergence as AB062
 
-RULES = (AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE, AB060.RULE, AB061.RULE)
+RULES = (AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE, AB060.RULE, AB061.RULE, AB062.RULE)

@@ -196,3 +196,26 @@ def test_ab061_persist_off_warns_of_garbled_output():
     ctx = Example(argv=AITER_EAGLE, gpu="MI300X", sglang_version="0.5.9", target=MHA, env={"SGLANG_AITER_MLA_PERSIST": "0"}).context()
     [finding] = AB061.RULE.check(ctx)
     assert finding.severity is Severity.WARNING and "garbled" in finding.message
+
+
+# AB062: ROCm EAGLE verify/draft without TP synchronisation (issues 28815, 31071; PRs 34238, 35079).
+from specguard.rules.attention import AB062_rocm_eagle_tp_rank_divergence as AB062  # noqa: E402
+
+ROCM_EAGLE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+
+
+@pytest.mark.parametrize(("version", "flag"), [("0.5.12.post1", "--tp-size"), ("0.5.17", "--tp-size"), ("0.5.18", "--speculative-num-steps")])
+def test_ab062_by_version(version, flag):
+    [finding] = fired(AB062.RULE, *ROCM_EAGLE, "--tp", "2", gpu="MI350X", version=version)
+    assert finding.flags == (flag,) and finding.severity is Severity.WARNING
+
+
+def test_ab062_quiet_cases():
+    assert fired(AB062.RULE, *ROCM_EAGLE, "--tp", "2", gpu="H100", version="0.5.17") == []  # CUDA has the kernel
+    assert fired(AB062.RULE, *ROCM_EAGLE, gpu="MI355X", version="0.5.17") == []  # tp 1
+    # DP attention over all ranks: attention TP 1.
+    assert fired(AB062.RULE, *ROCM_EAGLE, "--tp", "8", "--dp", "8", "--enable-dp-attention", gpu="MI355X", version="0.5.17") == []
+    chain2 = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1",
+              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "2", "--tp", "4")
+    assert fired(AB062.RULE, *chain2, gpu="MI355X", version="0.5.23") == []
