@@ -219,3 +219,12 @@ def test_ab062_quiet_cases():
     chain2 = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1",
               "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "2", "--tp", "4")
     assert fired(AB062.RULE, *chain2, gpu="MI355X", version="0.5.23") == []
+
+
+def test_ab007_ngram_torch_native_is_an_error_from_0_5_18():
+    ngram = ("--model-path", "m", "--speculative-algorithm", "NGRAM", "--attention-backend", "torch_native")
+    from specguard.rules.attention import AB007_torch_native_disables_cuda_graph as AB007
+    [crash] = fired(AB007.RULE, *ngram, gpu="H100", version="0.5.18")
+    assert crash.severity is Severity.ERROR and "warmup" in crash.message
+    [slow] = fired(AB007.RULE, *ngram, gpu="H100", version="0.5.17")
+    assert slow.severity is Severity.WARNING
