@@ -190,3 +190,19 @@ def test_pl060_fixed_in_0_4_8(version, expected) -> None:
 
 def test_pl060_needs_attention_dp() -> None:
     assert findings(PL060, *spec("EAGLE", "--tp", "8"), sglang_version="0.4.6") == []
+
+
+# ----------------------------------------------------------------------------- PL061
+from specguard.rules.parallel import PL061_spec_v2_dp_attention_draft_extend_sync as PL061  # noqa: E402
+
+V2_DP = ("--tp", "4", "--dp", "4", "--enable-dp-attention", "--speculative-num-steps", "3",
+         "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+
+
+def test_pl061_only_0_5_7_with_the_v2_worker() -> None:
+    on = {"SGLANG_ENABLE_SPEC_V2": "1"}
+    assert findings(PL061, *spec("EAGLE", *V2_DP), env=on, sglang_version="0.5.7")
+    assert findings(PL061, *spec("EAGLE", *V2_DP), sglang_version="0.5.7") == []  # V1 (variable off by default)
+    assert findings(PL061, *spec("EAGLE", *V2_DP), env=on, sglang_version="0.5.8") == []
+    assert findings(PL061, *spec("EAGLE", "--tp", "4", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                                 "--speculative-num-draft-tokens", "4"), env=on, sglang_version="0.5.7") == []
