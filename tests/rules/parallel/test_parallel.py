@@ -206,3 +206,11 @@ def test_pl061_only_0_5_7_with_the_v2_worker() -> None:
     assert findings(PL061, *spec("EAGLE", *V2_DP), env=on, sglang_version="0.5.8") == []
     assert findings(PL061, *spec("EAGLE", "--tp", "4", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
                                  "--speculative-num-draft-tokens", "4"), env=on, sglang_version="0.5.7") == []
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.3", True), ("0.5.22", True), ("0.5.23", False)])
+def test_pl004_ngram_on_rocm_lacks_the_tree_op(version, expected) -> None:
+    argv = ("--model-path", "m", "--speculative-algorithm", "NGRAM")
+    hit = [f for f in findings(PL004, *argv, gpu="MI355X", sglang_version=version) if f.flags == ("--speculative-algorithm",)]
+    assert bool(hit) is expected
+    assert [f for f in findings(PL004, *argv, gpu="H100", sglang_version="0.5.22") if f.flags == ("--speculative-algorithm",)] == []
