@@ -44,6 +44,7 @@ GPU_TABLE: dict[str, GpuSpec] = {
         GpuSpec(name="MI300X", vendor="amd", platform="rocm", memory_gib=192),
         GpuSpec(name="MI325X", vendor="amd", platform="rocm", memory_gib=256),
         GpuSpec(name="MI355X", vendor="amd", platform="rocm", memory_gib=288),
+        GpuSpec(name="MI350X", vendor="amd", platform="rocm", memory_gib=288),
         GpuSpec(name="TPU", vendor="google", platform="tpu", memory_gib=None),
         GpuSpec(name="TPU-v6e", vendor="google", platform="tpu", memory_gib=32),
         GpuSpec(name="TPU-v5p", vendor="google", platform="tpu", memory_gib=95),

@@ -433,8 +433,8 @@ def adaptive_supported(spec: LaunchSpec, algorithm: str, topk: int | None, env: 
 # SpecV2 (the overlap scheduler for speculative decoding), release by release, read from the
 # wheels (``SGLANG_ENABLE_SPEC_V2`` in environ.py / server_args.py / speculative_hook.py):
 #   <= 0.5.4    no V2: the EAGLE family always turns the overlap scheduler off
-#   0.5.5-0.5.10  V2 behind SGLANG_ENABLE_SPEC_V2 (default off): EAGLE (0.5.5), EAGLE3 (0.5.7),
-#                 STANDALONE (0.5.9)
+#   0.5.5-0.5.10  V2 behind SGLANG_ENABLE_SPEC_V2 (default off): EAGLE and EAGLE3 (0.5.5: EAGLE3
+#                 shares EAGLE's worker factory, spec_info.py:264-269, 301-305), STANDALONE (0.5.9)
 #   0.5.11-0.5.12 default on; an explicit topk > 1 falls back to V1 (overlap off)
 #   0.5.13      V2 always; the variable only chooses overlap
 #   >= 0.5.14   the variable is gone (a warning until 0.5.20, no trace from 0.5.21)
@@ -451,9 +451,7 @@ MIXED_CHUNK_PER_ALGORITHM_SINCE = Version("0.5.19")
 def spec_v2_algorithms(version: Version) -> frozenset[str]:
     if version >= Version("0.5.9"):
         return frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
-    if version >= Version("0.5.7"):
-        return frozenset({"EAGLE", "EAGLE3"})
-    return frozenset({"EAGLE"})
+    return frozenset({"EAGLE", "EAGLE3"})
 
 
 def _mixed_chunk_unsupported(algorithm: str, env: Environment) -> bool:

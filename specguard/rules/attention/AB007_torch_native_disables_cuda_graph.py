@@ -4,21 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from packaging.version import Version
+
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+
+
+# Issue 36352 (0.5.18, "persists in the latest version"): NGRAM's startup warmup crashes on torch_native.
+NGRAM_WARMUP_CRASH_SEEN_IN = Version("0.5.18")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None or ctx.spec.get("attention_backend") != "torch_native":
         return
     replacement = proposed_backend(ctx, avoid=frozenset({"torch_native"}))
+    fix = set_flags(f"use {replacement}", Applicability.UNSAFE, attention_backend=replacement) if replacement else None
+    if ctx.algorithm == "NGRAM" and ctx.version >= NGRAM_WARMUP_CRASH_SEEN_IN:
+        yield RULE.finding(
+            f"NGRAM with {ctx.flag('--attention-backend')} torch_native is accepted, but the server crashes in its "
+            "own startup warmup ('NoneType' object has no attribute 'shape': torch_native reads extend_prefix_lens, "
+            "which NGRAM's verify batch leaves unset); SGLang's backend matrix lists torch_native without "
+            "speculative decoding" + (f". Use {replacement}" if replacement else ""),
+            flags=("--attention-backend",),
+            fix=fix,
+            severity=Severity.ERROR,
+        )
+        return
     yield RULE.finding(
         f"{ctx.flag('--attention-backend')} torch_native turns CUDA graphs off for prefill and decode, so "
         "every draft step and every verify runs eagerly and speculative decoding loses most of its speed-up"
         + (f"; {replacement} keeps CUDA graphs" if replacement else ""),
         flags=("--attention-backend",),
-        fix=set_flags(f"use {replacement}", Applicability.UNSAFE, attention_backend=replacement) if replacement else None,
+        fix=fix,
     )
 
 
@@ -34,7 +52,11 @@ RULE = Rule(
         "(catalogue P43, `arg_groups/attention_hook.py:122-140` in 0.5.23; `server_args.py:445-449` "
         "in 0.5.1). Speculative decoding launches many small kernels per step (one draft forward "
         "per step, plus verify), so without graphs it is usually slower than no speculation. "
-        "torch_native also fails AB002 with topk > 1 and page size > 1.",
+        "torch_native also fails AB002 with topk > 1 and page size > 1. With NGRAM it is worse: SGLang accepts "
+        "the pair and then crashes in the startup warmup with \"'NoneType' object has no attribute 'shape'\" "
+        "(issue 36352, reported on 0.5.18 and open; the docs' attention-backend matrix marks torch_native as "
+        "not supporting speculative decoding), so from 0.5.18 that case is an error; earlier releases were not "
+        "checked for it.",
         fix="Use fa3 on Hopper, else flashinfer or triton.",
         fix_safety="Unsafe: another attention kernel runs.",
     ),
@@ -47,6 +69,7 @@ RULE = Rule(
         gpu="A10G",
     ),
     sources=(
+        "https://github.com/sgl-project/sglang/issues/36352",
         "sglang 0.5.23: python/sglang/srt/arg_groups/attention_hook.py:122-140",
         "catalogue: shared/design/sglang-spec-checks.md P43",
     ),

@@ -23,7 +23,7 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 # - Gemma 3 (``gemma3_mm.py``, ``gemma3_causal.py``): absent from 0.4.6 to 0.5.11, present in 0.5.12
 #   (gemma3_mm.py:485-497, gemma3_causal.py:897-925, sgl-project/sglang#23976).
 # - Kimi K2.5 (``kimi_k25.py``, the vision-language wrapper around DeepseekV3ForCausalLM): absent in
-#   0.5.9, present in 0.5.10 (sgl-project/sglang#19689).
+#   0.5.9, present in 0.5.10rc0 (:841-850) and 0.5.10 (sgl-project/sglang#19689).
 # Architectures not listed here are not judged.
 EAGLE_HOOKS_SINCE: dict[str, Version] = {
     "Qwen2_5_VLForConditionalGeneration": Version("0.5.2rc0"),
@@ -31,7 +31,7 @@ EAGLE_HOOKS_SINCE: dict[str, Version] = {
     "Qwen3VLMoeForConditionalGeneration": Version("0.5.11"),
     "Gemma3ForConditionalGeneration": Version("0.5.12"),
     "Gemma3ForCausalLM": Version("0.5.12"),
-    "KimiK25ForConditionalGeneration": Version("0.5.10"),
+    "KimiK25ForConditionalGeneration": Version("0.5.10rc0"),
 }
 
 
@@ -69,7 +69,7 @@ RULE = Rule(
         "class: Qwen2.5-VL in 0.5.2 (sglang#8801; absent in 0.5.1), Qwen3-VL dense and MoE in 0.5.11 "
         "(sglang#22230; absent in 0.5.5 to 0.5.10.post1), Gemma 3 text and multimodal in 0.5.12 "
         "(sglang#23976; absent in 0.4.6 to 0.5.11; a Gemma 3 EAGLE launch failing only in EAGLE mode is "
-        "sglang#8186), Kimi K2.5 in 0.5.10 (sglang#19689; absent in 0.5.9). Other architectures are not judged.",
+        "sglang#8186), Kimi K2.5 in 0.5.10rc0 (sglang#19689; absent in 0.5.9). Other architectures are not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
         "automatic fix.",
         fix_safety="No fix: the release is the user's choice.",

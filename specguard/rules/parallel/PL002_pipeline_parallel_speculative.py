@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from packaging.version import Version
+
 from specguard.models import Applicability, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.spec_params._shared import attn_dp_enabled
 
 PP_SPEC_ENV = "SGLANG_ENABLE_PP_SPEC"
+# Before 0.5.21 check_server_args rejected every speculative algorithm under pp > 1 (0.4.6.post2
+# server_args.py:1281 to 0.5.14 :6653; 0.5.20 arg_groups/validation_hook.py:80-84 off NPU);
+# 0.5.21 replaced it with check_pipeline_parallel_compat and its exceptions.
+PP_SPEC_EXCEPTIONS_SINCE = Version("0.5.21")
 
 
 def pp_off(ctx: CheckContext, pp: int) -> object:
@@ -21,6 +27,10 @@ def pp_off(ctx: CheckContext, pp: int) -> object:
 
 def reason(ctx: CheckContext) -> str | None:
     """Why check_pipeline_parallel_compat (0.5.23 validation_hook.py:119-171) rejects it, or None."""
+    if ctx.version < PP_SPEC_EXCEPTIONS_SINCE:
+        if ctx.spec.get("device") == "npu":
+            return None  # 0.5.20 let NPU prefill nodes run EAGLE under PP; earlier NPU builds were not read
+        return "before SGLang 0.5.21 pipeline parallelism is not compatible with speculative decoding at all"
     mode = ctx.spec.get("disaggregation_mode")
     if ctx.algorithm == "DSPARK":
         return None if mode == "prefill" and not ctx.spec.env_flag(PP_SPEC_ENV) else "DSPARK with PP needs --disaggregation-mode prefill"
@@ -66,9 +76,13 @@ RULE = Rule(
         "adaptive or attention DP), DSPARK on a PD prefill node.",
         why="Everything else fails the assertions of `check_pipeline_parallel_compat` (catalogue P46; 0.5.23 "
         "validation_hook.py:119-171), e.g. 'PP + speculative decoding (MTP) is only supported on prefill "
-        "nodes'. DFLASH has its own pp check (PL003). The check and `SGLANG_ENABLE_PP_SPEC` first appear in "
-        "0.5.21; no earlier wheel (0.5.3-0.5.20) has an argument-time PP + speculative check, so the rule "
-        "is scoped to 0.5.21+.",
+        "nodes'. DFLASH has its own pp check (PL003). The exceptions and `SGLANG_ENABLE_PP_SPEC` first appear "
+        "in 0.5.21. From 0.4.6.post2 to 0.5.20 `check_server_args` asserted `speculative_algorithm is None` "
+        "whenever pp > 1 ('Pipeline parallelism is not compatible with overlap schedule, speculative "
+        "decoding', 0.4.6.post2 server_args.py:1276-1281, 0.5.14 server_args.py:6650-6654, 0.5.20 "
+        "arg_groups/validation_hook.py:80-84), so every speculative algorithm fails there; 0.5.20 exempts NPU "
+        "prefill nodes running EAGLE, and NPU launches before 0.5.21 are left alone. 0.4.6 and earlier have "
+        "no such check.",
         fix="Set pp 1 and move its GPUs to tensor parallelism.",
         fix_safety="Unsafe: it changes the parallel layout.",
     ),
@@ -83,7 +97,10 @@ RULE = Rule(
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/validation_hook.py:119-171",
+        "sglang 0.5.20: python/sglang/srt/arg_groups/validation_hook.py:62-84",
+        "sglang 0.5.14: python/sglang/srt/server_args.py:6650-6654",
+        "sglang 0.4.6.post2: python/sglang/srt/server_args.py:1276-1281",
         "catalogue: shared/design/sglang-spec-checks.md P34, P46",
     ),
-    sglang_versions=">=0.5.21",
+    sglang_versions=">=0.4.6.post2",
 )

@@ -16,6 +16,11 @@ XPU_SINCE = Version("0.5.21")  # "CUDA, CPU, or XPU devices"; 0.5.23 speculative
 # Up to 0.5.13 NGRAM also turned the overlap scheduler off (0.5.13 arg_groups/speculative_hook.py:427-430,
 # "The overlap scheduler and mixed chunked prefill are disabled"); from 0.5.14 only mixed chunk (P37).
 OVERLAP_KEPT_SINCE = Version("0.5.14")
+# NGRAM's verify rebuilds its tree with reconstruct_indices_from_tree_mask. Up to 0.5.22 a ROCm build
+# takes it from sgl_kernel (0.5.3 ngram_worker.py:6; 0.5.21 :39-46, where only CUDA and XPU get another
+# source), and the ROCm sgl_kernel never registered the op (PR 29346, closed unmerged). 0.5.23 uses the
+# in-tree op on HIP too (kernels/ops/speculative/reconstruct_tree.py:47-50).
+ROCM_TREE_OP_SINCE = Version("0.5.23")
 
 
 def allowed_devices(version: Version) -> tuple[str, ...]:
@@ -37,6 +42,14 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             "'Ngram speculative decoding only supports ...' at argument time",
             flags=("--device",),
         )
+    if ctx.env.platform == "rocm" and where == "cuda" and ctx.version < ROCM_TREE_OP_SINCE:
+        yield RULE.finding(
+            f"NGRAM on an AMD GPU in SGLang {ctx.version}: the verify step calls sgl_kernel's "
+            "reconstruct_indices_from_tree_mask, which the ROCm sgl_kernel does not register, so the scheduler "
+            "crashes with an AttributeError at the first speculative step (SGLang's device check passes: ROCm is "
+            "'cuda' to torch). SGLang 0.5.23 uses an in-tree kernel on ROCm; otherwise drop NGRAM here",
+            flags=("--speculative-algorithm",),
+        )
     if ctx.version < OVERLAP_KEPT_SINCE and not ctx.spec.get("disable_overlap_schedule"):
         yield RULE.finding(
             f"SGLang {ctx.version} turns the overlap scheduler off for NGRAM (until 0.5.14 kept it): expect "
@@ -57,6 +70,11 @@ RULE = Rule(
         what="Checks the device NGRAM runs on against the release, and says where SGLang turns the overlap "
         "scheduler off for it.",
         why="The docs say NGRAM is CUDA-only and disables the overlap scheduler; the code moved on. "
+        "On AMD GPUs the device check passes (ROCm is 'cuda' to torch), but up to 0.5.22 NGRAM's verify takes "
+        "`reconstruct_indices_from_tree_mask` from sgl_kernel (0.5.3 speculative/ngram_worker.py:6; 0.5.21 "
+        ":39-46), an op the ROCm sgl_kernel build never registered, so any NGRAM run dies at its first "
+        "speculative step with an AttributeError (PR 29346, MI355X, closed unmerged); 0.5.23 uses an in-tree "
+        "kernel on HIP (kernels/ops/speculative/reconstruct_tree.py:47-50). "
         "Devices: CUDA only up to 0.5.15, CUDA or CPU in 0.5.16-0.5.20, CUDA, CPU or XPU from 0.5.21 "
         "(catalogue P61). Overlap: disabled up to 0.5.13, kept from 0.5.14 (P37; CPU still disables it, "
         "P33). Mixed chunked prefill is PL009; topk > 1 with page_size > 1 needing flashinfer (P67) is AB002.",
@@ -72,6 +90,9 @@ RULE = Rule(
         sglang_version="0.5.16",
     ),
     sources=(
+        "https://github.com/sgl-project/sglang/pull/29346",
+        "sglang 0.5.21: python/sglang/srt/speculative/ngram_worker.py:39-46",
+        "sglang 0.5.23: python/sglang/kernels/ops/speculative/reconstruct_tree.py:47-50",
         "seed: sglang-speculative-decoding.md (Ngram Speculative Decoding: only supports CUDA; disables the overlap scheduler)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1285-1308",
         "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:652-657",

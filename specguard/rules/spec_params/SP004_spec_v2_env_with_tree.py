@@ -12,7 +12,7 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, 
 ENV = "SGLANG_ENABLE_SPEC_V2"
 
 # The life of SGLANG_ENABLE_SPEC_V2, read in each release's wheel (sglang/srt/...):
-ADDED = Version("0.5.5")  # environ.py:258 EnvBool(False); server_args.py:1539-1552, EAGLE/EAGLE3, no topk check
+ADDED = Version("0.5.5")  # environ.py:258 EnvBool(False); server_args.py:1539-1552, no topk check
 ARG_CHECK = Version("0.5.7")  # server_args.py:2000-2014 raises on an explicit topk > 1 (0.5.7-0.5.10)
 DEFAULT_ON = Version("0.5.11")  # environ.py:459 EnvBool(True); explicit topk > 1 falls back to V1 (3460-3473)
 TREE_SUPPORTED = Version("0.5.13")  # arg_groups/speculative_hook.py:288-293: the env var only picks overlap
@@ -22,11 +22,12 @@ GONE = Version("0.5.21")  # no trace of the name at all (catalogue P36)
 
 def v2_algorithms(version: Version) -> frozenset[str]:
     if version < Version("0.5.9"):
-        # 0.5.5/0.5.6 log "Beta spec is enabled for eagle" for EAGLE only, but EAGLE3 also keeps the
-        # overlap scheduler on when the variable is set (0.5.5 server_args.py:1539-1552 disables it
-        # only without the variable) and shares EAGLE's worker factory, which picks EAGLEWorkerV2
-        # under overlap (0.5.5 speculative/spec_info.py:264-273, 301-305): issue 14077 is EAGLE3.
-        return frozenset({"EAGLE", "EAGLE3"})  # 0.5.5-0.5.8
+        # 0.5.5-0.5.8. In 0.5.5/0.5.6 the "Beta spec is enabled for eagle" branch names EAGLE only,
+        # but EAGLE3 reaches V2 too: the variable keeps the overlap scheduler on for the whole
+        # EAGLE family (server_args.py:1548-1552) and EAGLE3 shares EAGLE's worker factory, which
+        # returns EAGLEWorkerV2 whenever overlap is on (speculative/spec_info.py:264-269, 301-305).
+        # Issue 14077 hit it: EAGLE3 + the variable + topk 4 -> tensor dimension error.
+        return frozenset({"EAGLE", "EAGLE3"})
     return frozenset({"EAGLE", "EAGLE3", "STANDALONE"})  # 0.5.9-0.5.12
 
 
@@ -106,8 +107,10 @@ RULE = Rule(
     severity=Severity.ERROR,
     docs=RuleDocs(
         what="Follows `SGLANG_ENABLE_SPEC_V2` through SGLang's releases and checks the topk it runs with.",
-        why="0.5.5-0.5.6: the variable (default off) puts EAGLE and EAGLE3 on the experimental V2 worker with no topk "
-        "check (server_args.py:1539-1552 in 0.5.5). 0.5.7-0.5.10: EAGLE/EAGLE3 (and STANDALONE from "
+        why="0.5.5-0.5.6: the variable (default off) puts EAGLE and EAGLE3 on the experimental V2 worker with "
+        "no topk check (server_args.py:1539-1552 in 0.5.5 keeps the overlap scheduler on; EAGLE3 shares EAGLE's "
+        "worker factory, speculative/spec_info.py:264-269, 301-305, which returns EAGLEWorkerV2 under overlap). "
+        "0.5.7-0.5.10: EAGLE/EAGLE3 (and STANDALONE from "
         "0.5.9) raise 'Spec v2 currently only supports topk = 1' for an explicit topk > 1 (0.5.7 "
         "server_args.py:2000-2014), but the check runs before the auto-choice, so Llama's auto topk 4 slips "
         "through to a worker that cannot run it (issue 14077). 0.5.11-0.5.12: on by default; an explicit "
@@ -137,7 +140,7 @@ RULE = Rule(
     sources=(
         "seed: sglang-speculative-decoding.md (Speculative Decoding V2 (Overlap Scheduler); Environment variables)",
         "https://github.com/sgl-project/sglang/issues/14077",
-        "sglang 0.5.5: python/sglang/srt/environ.py:258; python/sglang/srt/server_args.py:1539-1552",
+        "sglang 0.5.5: python/sglang/srt/environ.py:258; python/sglang/srt/server_args.py:1539-1552; python/sglang/srt/speculative/spec_info.py:264-269, 301-305",
         "sglang 0.5.7: python/sglang/srt/server_args.py:2000-2020",
         "sglang 0.5.11: python/sglang/srt/environ.py:459; python/sglang/srt/server_args.py:3460-3480",
         "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:288-303",

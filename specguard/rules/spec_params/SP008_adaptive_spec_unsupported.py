@@ -14,6 +14,12 @@ ADAPTIVE = "--speculative-adaptive"
 # The union of the default tiers' candidate_steps (speculative/adaptive_spec_params.py):
 # 0.5.18-0.5.19 [1, 3, 7] + [0, 1, 3] + [0, 1]; 0.5.20 added 5.
 FIVE_SINCE = Version("0.5.20")
+# Releases read: 0.5.11 added --speculative-adaptive (server_args.py:5530-5540) with the same
+# "turned off" reasons plus one more, the overlap scheduler (adaptive_spec_params.py:38-42: "adaptive
+# is only implemented for EAGLEWorker v1"), while SpecV2 was on by default; 0.5.12 dropped that
+# reason (PR 23336). The candidate-steps check is read from 0.5.18 on.
+OVERLAP_UNSUPPORTED_BEFORE = Version("0.5.12")
+CANDIDATE_CHECK_SINCE = Version("0.5.18")
 
 
 def candidate_steps(version: Version) -> tuple[int, ...]:
@@ -32,6 +38,9 @@ def unsupported_reason(ctx: CheckContext) -> str | None:
     for flag in ("--enable-multi-layer-eagle", "--enable-two-batch-overlap", "--enable-pdmux"):
         if ctx.spec.has(flag):
             return f"it does not support {ctx.flag(flag)}"
+    if ctx.version < OVERLAP_UNSUPPORTED_BEFORE and not ctx.resolution.disable_overlap_schedule:
+        return (f"in {ctx.version} it only runs on the V1 worker and the overlap scheduler (SpecV2, on by default) "
+                f"is on; set SGLANG_ENABLE_SPEC_V2=0 or {ctx.flag('--disable-overlap-schedule')}")
     return None
 
 
@@ -48,8 +57,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             severity=Severity.WARNING,
         )
         return
-    if ctx.spec.has("--speculative-adaptive-config"):
-        return  # its own candidate steps: not readable here
+    if ctx.spec.has("--speculative-adaptive-config") or ctx.version < CANDIDATE_CHECK_SINCE:
+        return  # its own candidate steps: not readable here; before 0.5.18 not read
     steps = ctx.spec.get("speculative_num_steps")
     candidates = candidate_steps(ctx.version)
     if steps is None or steps in candidates:
@@ -83,7 +92,11 @@ RULE = Rule(
         "attention DP, multi-layer EAGLE, two-batch overlap and PD-multiplexing, and raises when the steps "
         "are not a candidate (catalogue P55; 0.5.23 speculative_hook.py:1374-1427, "
         "adaptive_spec_params.py:56-100). The default candidates are {0, 1, 3, 7} in 0.5.18-0.5.19 and "
-        "{0, 1, 3, 5, 7} from 0.5.20.",
+        "{0, 1, 3, 5, 7} from 0.5.20. The flag appeared in 0.5.11 (server_args.py:3619-3630, 5530-5540) with "
+        "the same reasons plus the overlap scheduler (adaptive_spec_params.py:38-42 'adaptive is only "
+        "implemented for EAGLEWorker v1'), which 0.5.11 runs by default for EAGLE/EAGLE3 chains, so a plain "
+        "`--speculative-adaptive` there is switched off; 0.5.12 removed that reason. The candidate-steps "
+        "check is only applied from 0.5.18, the first release read for it.",
         fix="Drop the flag where SGLang turns it off; pick the nearest candidate step count otherwise.",
         fix_safety="Dropping a flag SGLang disables is safe; changing the steps is unsafe.",
     ),
@@ -101,7 +114,9 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:261-264, 1374-1427",
         "sglang 0.5.23: python/sglang/srt/speculative/adaptive_spec_params.py:56-100",
         "sglang 0.5.20: python/sglang/srt/speculative/adaptive_spec_params.py (candidate_steps [1, 3, 5, 7])",
+        "sglang 0.5.11: python/sglang/srt/speculative/adaptive_spec_params.py:18-56; python/sglang/srt/server_args.py:3619-3630",
+        "https://github.com/sgl-project/sglang/pull/23336",
         "catalogue: shared/design/sglang-spec-checks.md P55",
     ),
-    sglang_versions=">=0.5.18",
+    sglang_versions=">=0.5.11",
 )

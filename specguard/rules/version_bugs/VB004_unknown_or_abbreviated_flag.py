@@ -8,12 +8,15 @@ from collections.abc import Iterator
 from specguard.flags import FLAGS_BY_NAME, extracted_flags
 from specguard.models import Applicability, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
-from specguard.rules.version_bugs._renames import CUDA_GRAPH_RENAMES, DRAFT_WINDOW_RENAME
+from specguard.rules.version_bugs._renames import CUDA_GRAPH_RENAMES, DRAFT_WINDOW_RENAME, NGRAM_DEPTH_RENAME, NGRAM_WINDOW_FLAGS_REMOVED
 
 # The table shipped with specguard (specguard/data/sglang-0.5.23-flags.json).
 TABLE_VERSION = "0.5.23"
-# Spellings VB003/VB005 explain better.
-_RENAMED = frozenset({r.old for r in CUDA_GRAPH_RENAMES} | {r.new for r in CUDA_GRAPH_RENAMES} | {DRAFT_WINDOW_RENAME.old})
+# Spellings VB003/VB005/VB060 explain better.
+_RENAMED = frozenset(
+    {r.old for r in CUDA_GRAPH_RENAMES} | {r.new for r in CUDA_GRAPH_RENAMES} | {DRAFT_WINDOW_RENAME.old}
+    | {NGRAM_DEPTH_RENAME.old} | set(NGRAM_WINDOW_FLAGS_REMOVED)
+)
 
 
 def _value(values: tuple[str, ...]) -> str | tuple[str, ...] | bool:

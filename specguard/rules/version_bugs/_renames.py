@@ -53,3 +53,21 @@ def knows(rename: Rename, flag: str, version: Version) -> bool:
     if rename.old_since is not None and version < rename.old_since:
         return False
     return rename.old_removed_since is None or version < rename.old_removed_since
+
+# NGRAM's trie flags (read in the wheels): 0.5.3-0.5.9 spell the depth --speculative-ngram-branch-length
+# and have --speculative-ngram-min/max-match-window-size (0.5.9 server_args.py:4026-4060); 0.5.10 renamed
+# the depth to --speculative-ngram-max-trie-depth (server_args.py:4880, PR 21181) and removed both window
+# flags, matching every suffix of the trie instead (PR 21225); neither old name is left in 0.5.10.
+NGRAM_FLAGS_SINCE = Version("0.5.3")
+NGRAM_DEPTH_RENAME = Rename(
+    "--speculative-ngram-branch-length",
+    "--speculative-ngram-max-trie-depth",
+    Version("0.5.10"),
+    None,
+    Version("0.5.10"),
+    old_since=NGRAM_FLAGS_SINCE,
+)
+NGRAM_WINDOW_FLAGS_REMOVED = {
+    "--speculative-ngram-min-match-window-size": Version("0.5.10"),
+    "--speculative-ngram-max-match-window-size": Version("0.5.10"),
+}

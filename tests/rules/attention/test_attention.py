@@ -147,3 +147,84 @@ def test_cli_end_to_end_fa3_on_blackwell():
                              "--model-path", llama, "--speculative-algorithm", "NGRAM", "--attention-backend", "fa3")
     assert code == 0
     assert doc["argv"][doc["argv"].index("--attention-backend") + 1] == "flashinfer"
+
+
+# AB060: fa3's draft backend asserted topk == 1 in 0.4.5.post1-post2 (issue 5491).
+from specguard.rules.attention import AB060_fa3_draft_backend_chain_only as AB060  # noqa: E402
+
+FA3_TREE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d",
+            "--speculative-num-steps", "3", "--speculative-eagle-topk", "2", "--speculative-num-draft-tokens", "8",
+            "--attention-backend", "fa3")
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.5", False), ("0.4.5.post1", True), ("0.4.5.post2", True), ("0.4.5.post3", False), ("0.4.6", False)])
+def test_ab060_assert_by_version(version, expected):
+    assert bool(fired(AB060.RULE, *FA3_TREE, gpu="H100", version=version)) is expected
+
+
+def test_ab060_chain_and_other_backends_are_quiet():
+    base = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d")
+    chain = (*base, *CHAIN, "--attention-backend", "fa3")
+    assert fired(AB060.RULE, *chain, gpu="H100", version="0.4.5.post1") == []
+    flashinfer = (*FA3_TREE[:-1], "flashinfer")
+    assert fired(AB060.RULE, *flashinfer, gpu="H100", version="0.4.5.post1") == []
+
+
+# AB061: aiter + EAGLE on a non-MLA target in 0.5.6.post2-0.5.9 (issue 16027, PR 19362).
+from specguard.rules.attention import AB061_aiter_eagle_graph_non_mla as AB061  # noqa: E402
+
+AITER_EAGLE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", *CHAIN, "--attention-backend", "aiter")
+MHA = {"architectures": ("LlamaForCausalLM",), "num_attention_heads": 32}
+MLA = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.6", False), ("0.5.6.post2", True), ("0.5.9", True), ("0.5.10", False)])
+def test_ab061_versions(version, expected):
+    assert bool(fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version=version, target=MHA)) is expected
+
+
+def test_ab061_mla_graphs_off_and_unknown_target():
+    assert fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version="0.5.9", target=MLA) == []
+    assert fired(AB061.RULE, *AITER_EAGLE, "--disable-cuda-graph", gpu="MI300X", version="0.5.9", target=MHA) == []
+    [unknown] = fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version="0.5.9")
+    assert unknown.severity is Severity.WARNING
+    [known] = fired(AB061.RULE, *AITER_EAGLE, gpu="MI300X", version="0.5.9", target=MHA)
+    assert known.severity is Severity.ERROR
+
+
+def test_ab061_persist_off_warns_of_garbled_output():
+    ctx = Example(argv=AITER_EAGLE, gpu="MI300X", sglang_version="0.5.9", target=MHA, env={"SGLANG_AITER_MLA_PERSIST": "0"}).context()
+    [finding] = AB061.RULE.check(ctx)
+    assert finding.severity is Severity.WARNING and "garbled" in finding.message
+
+
+# AB062: ROCm EAGLE verify/draft without TP synchronisation (issues 28815, 31071; PRs 34238, 35079).
+from specguard.rules.attention import AB062_rocm_eagle_tp_rank_divergence as AB062  # noqa: E402
+
+ROCM_EAGLE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+
+
+@pytest.mark.parametrize(("version", "flag"), [("0.5.12.post1", "--tp-size"), ("0.5.17", "--tp-size"), ("0.5.18", "--speculative-num-steps")])
+def test_ab062_by_version(version, flag):
+    [finding] = fired(AB062.RULE, *ROCM_EAGLE, "--tp", "2", gpu="MI350X", version=version)
+    assert finding.flags == (flag,) and finding.severity is Severity.WARNING
+
+
+def test_ab062_quiet_cases():
+    assert fired(AB062.RULE, *ROCM_EAGLE, "--tp", "2", gpu="H100", version="0.5.17") == []  # CUDA has the kernel
+    assert fired(AB062.RULE, *ROCM_EAGLE, gpu="MI355X", version="0.5.17") == []  # tp 1
+    # DP attention over all ranks: attention TP 1.
+    assert fired(AB062.RULE, *ROCM_EAGLE, "--tp", "8", "--dp", "8", "--enable-dp-attention", gpu="MI355X", version="0.5.17") == []
+    chain2 = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1",
+              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "2", "--tp", "4")
+    assert fired(AB062.RULE, *chain2, gpu="MI355X", version="0.5.23") == []
+
+
+def test_ab007_ngram_torch_native_is_an_error_from_0_5_18():
+    ngram = ("--model-path", "m", "--speculative-algorithm", "NGRAM", "--attention-backend", "torch_native")
+    from specguard.rules.attention import AB007_torch_native_disables_cuda_graph as AB007
+    [crash] = fired(AB007.RULE, *ngram, gpu="H100", version="0.5.18")
+    assert crash.severity is Severity.ERROR and "warmup" in crash.message
+    [slow] = fired(AB007.RULE, *ngram, gpu="H100", version="0.5.17")
+    assert slow.severity is Severity.WARNING

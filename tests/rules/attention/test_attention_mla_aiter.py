@@ -1,12 +1,13 @@
-"""AB020 (an MHA draft inheriting an MLA-only backend) and AB021 (aiter's MLA-only speculative
+"""AB020 (an MHA draft inheriting an MLA-only backend) and AB061 (aiter's MLA-only speculative
 graph paths on non-MLA targets) beyond their documented examples."""
 
 from __future__ import annotations
 
 import pytest
 
+from specguard.models import Severity
 from specguard.rules.attention import AB020_mha_draft_inherits_mla_backend as AB020
-from specguard.rules.attention import AB021_aiter_eagle_non_mla_graph_bug as AB021
+from specguard.rules.attention import AB061_aiter_eagle_graph_non_mla as AB061
 from specguard.rules.base import Example
 
 KIMI = {"architectures": ("KimiK25ForConditionalGeneration",), "kv_lora_rank": 512}
@@ -52,15 +53,17 @@ EAGLE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative
          "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
 
 
-@pytest.mark.parametrize("version,fires", [("0.5.5", False), ("0.5.6", True), ("0.5.9", True), ("0.5.10rc0", False), ("0.5.10", False)])
-def test_ab021_release_window(version: str, fires: bool) -> None:
-    got = findings(AB021, *EAGLE, "--attention-backend", "aiter", target=GLM, sglang_version=version)
+@pytest.mark.parametrize("version,fires", [("0.5.5", False), ("0.5.6.post1", False), ("0.5.6.post2", True), ("0.5.9", True), ("0.5.10rc0", False), ("0.5.10", False)])
+def test_ab061_release_window(version: str, fires: bool) -> None:
+    got = findings(AB061, *EAGLE, "--attention-backend", "aiter", target=GLM, sglang_version=version)
     assert bool(got) is fires
 
 
-def test_ab021_rocm_default_and_quiet_cases() -> None:
-    assert findings(AB021, *EAGLE, target=GLM, gpu="MI300X", sglang_version="0.5.8")  # aiter is ROCm's default
-    assert findings(AB021, *EAGLE, target=DEEPSEEK, gpu="MI300X", sglang_version="0.5.8") == []  # MLA target
-    assert findings(AB021, *EAGLE, "--disable-cuda-graph", target=GLM, gpu="MI300X", sglang_version="0.5.8") == []
-    assert findings(AB021, *EAGLE, "--attention-backend", "triton", target=GLM, gpu="MI300X", sglang_version="0.5.8") == []
-    assert findings(AB021, *EAGLE, "--attention-backend", "aiter", target={}, sglang_version="0.5.8") == []
+def test_ab061_rocm_default_and_quiet_cases() -> None:
+    assert findings(AB061, *EAGLE, target=GLM, gpu="MI300X", sglang_version="0.5.8")  # aiter is ROCm's default
+    assert findings(AB061, *EAGLE, target=DEEPSEEK, gpu="MI300X", sglang_version="0.5.8") == []  # MLA target
+    assert findings(AB061, *EAGLE, "--disable-cuda-graph", target=GLM, gpu="MI300X", sglang_version="0.5.8") == []
+    assert findings(AB061, *EAGLE, "--attention-backend", "triton", target=GLM, gpu="MI300X", sglang_version="0.5.8") == []
+    # A target whose attention is unknown: a warning, not an error.
+    unknown = findings(AB061, *EAGLE, "--attention-backend", "aiter", target={}, sglang_version="0.5.8")
+    assert [f.severity for f in unknown] == [Severity.WARNING]

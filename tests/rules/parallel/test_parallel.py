@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from specguard.models import Applicability, Dialect, Severity
 from specguard.rules.base import Example
 from specguard.rules.parallel import (
@@ -65,7 +67,14 @@ def test_pl002_exceptions() -> None:
     assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--enable-multi-layer-eagle", "--disaggregation-mode", "prefill"))
     assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--attn-dp-size", "2", "--tp-size", "2"),
                     env={"SGLANG_ENABLE_PP_SPEC": "1"})
-    assert findings(PL002, *spec("EAGLE", "--pp-size", "2"), sglang_version="0.5.20") == []
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.6", False), ("0.4.6.post2", True), ("0.5.14", True), ("0.5.20", True)])
+def test_pl002_before_0_5_21_rejects_every_algorithm(version, expected) -> None:
+    # Even the exceptions of 0.5.21+ (prefill node, SGLANG_ENABLE_PP_SPEC) did not exist yet.
+    prefill = spec("EAGLE", "--pp-size", "2", "--disaggregation-mode", "prefill")
+    assert bool(findings(PL002, *prefill, sglang_version=version)) is expected
+    assert bool(findings(PL002, *spec("NGRAM", "--pp-size", "2"), env={"SGLANG_ENABLE_PP_SPEC": "1"}, sglang_version=version)) is expected
+    assert findings(PL002, *spec("EAGLE", "--pp-size", "2", "--device", "npu"), sglang_version=version) == []
 
 
 def test_pl002_fix_keeps_gpu_count_except_in_slime() -> None:
@@ -167,3 +176,41 @@ def test_cli_dp_attention_with_standalone() -> None:
     code, doc = run_cli_json("check", "--offline", "--gpu", "H100", "--unsafe-fixes", *args)
     assert "--attn-dp-size" not in doc["argv"]
     assert not any(f["code"] == "PL001" and not f["applied"] for f in doc["findings"])
+
+
+# ----------------------------------------------------------------------------- PL060
+from specguard.rules.parallel import PL060_eagle_dp_attention_without_idle_sync as PL060  # noqa: E402
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.4.post1", True), ("0.4.7", True), ("0.4.8", False), ("0.5.23", False)])
+def test_pl060_fixed_in_0_4_8(version, expected) -> None:
+    argv = spec("NEXTN", "--tp", "16", "--dp", "4", "--enable-dp-attention")
+    assert bool(findings(PL060, *argv, sglang_version=version)) is expected
+
+
+def test_pl060_needs_attention_dp() -> None:
+    assert findings(PL060, *spec("EAGLE", "--tp", "8"), sglang_version="0.4.6") == []
+
+
+# ----------------------------------------------------------------------------- PL061
+from specguard.rules.parallel import PL061_spec_v2_dp_attention_draft_extend_sync as PL061  # noqa: E402
+
+V2_DP = ("--tp", "4", "--dp", "4", "--enable-dp-attention", "--speculative-num-steps", "3",
+         "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+
+
+def test_pl061_only_0_5_7_with_the_v2_worker() -> None:
+    on = {"SGLANG_ENABLE_SPEC_V2": "1"}
+    assert findings(PL061, *spec("EAGLE", *V2_DP), env=on, sglang_version="0.5.7")
+    assert findings(PL061, *spec("EAGLE", *V2_DP), sglang_version="0.5.7") == []  # V1 (variable off by default)
+    assert findings(PL061, *spec("EAGLE", *V2_DP), env=on, sglang_version="0.5.8") == []
+    assert findings(PL061, *spec("EAGLE", "--tp", "4", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                                 "--speculative-num-draft-tokens", "4"), env=on, sglang_version="0.5.7") == []
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.3", True), ("0.5.22", True), ("0.5.23", False)])
+def test_pl004_ngram_on_rocm_lacks_the_tree_op(version, expected) -> None:
+    argv = ("--model-path", "m", "--speculative-algorithm", "NGRAM")
+    hit = [f for f in findings(PL004, *argv, gpu="MI355X", sglang_version=version) if f.flags == ("--speculative-algorithm",)]
+    assert bool(hit) is expected
+    assert [f for f in findings(PL004, *argv, gpu="H100", sglang_version="0.5.22") if f.flags == ("--speculative-algorithm",)] == []

@@ -171,7 +171,10 @@ def test_sp004_auto_topk_slips_through() -> None:
 
 def test_sp004_algorithms_by_version() -> None:
     argv = eagle(*params(3, 4, 8), algorithm="EAGLE3")
-    assert findings(SP004, *argv, env=V2, sglang_version="0.5.6")  # EAGLE3 keeps overlap on: V2 (issue 14077)
+    # EAGLE3 shares EAGLE's worker factory, so the variable puts it on V2 from 0.5.5 (issue 14077).
+    assert [f.severity for f in findings(SP004, *argv, env=V2, sglang_version="0.5.4")] == [Severity.INFO]  # no V2 yet
+    assert findings(SP004, *argv, env=V2, sglang_version="0.5.5")
+    assert findings(SP004, *argv, env=V2, sglang_version="0.5.6")
     assert findings(SP004, *argv, env=V2, sglang_version="0.5.7")
     standalone = eagle(*params(3, 4, 8), algorithm="STANDALONE")
     assert findings(SP004, *standalone, env=V2, sglang_version="0.5.8") == []
@@ -282,3 +285,43 @@ def test_cli_reports_and_fixes_partial_params() -> None:
     args = ("--", "--model-path", llama, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3")
     code, doc = run_cli_json("check", "--offline", *args)
     assert code == 1 and any(f["code"] == "SP001" and f["severity"] == "error" for f in doc["findings"])
+
+
+# SP060: NGRAM trie capacity against its depth (issue 36495).
+from specguard.rules.spec_params import SP060_ngram_capacity_not_above_trie_depth as SP060  # noqa: E402
+
+NGRAM = ("--model-path", "m", "--speculative-algorithm", "NGRAM")
+
+
+@pytest.mark.parametrize(("capacity", "depth", "expected"), [("4", "4", True), ("3", "4", True), ("5", "4", False), ("18", None, True), ("19", None, False), (None, "4", False)])
+def test_sp060_capacity_must_exceed_depth(capacity, depth, expected):
+    argv = [*NGRAM]
+    if capacity is not None:
+        argv += ["--speculative-ngram-capacity", capacity]
+    if depth is not None:
+        argv += ["--speculative-ngram-max-trie-depth", depth]
+    assert bool(findings(SP060, *argv, sglang_version="0.5.18")) is expected
+
+
+def test_sp060_scope():
+    argv = (*NGRAM, "--speculative-ngram-capacity", "4", "--speculative-ngram-max-trie-depth", "4")
+    assert findings(SP060, *argv, sglang_version="0.5.9") == []  # branch-length era, not verified
+    assert findings(SP060, *argv, sglang_version="0.5.23")
+    eagle_argv = (*eagle(*params(3, 1, 4)), "--speculative-ngram-capacity", "4")
+    assert findings(SP060, *eagle_argv, sglang_version="0.5.23") == []
+
+
+def test_sp008_0_5_11_turns_adaptive_off_under_the_default_spec_v2() -> None:
+    argv = (*eagle(*params(3, 1, 4)), "--speculative-adaptive")
+    [finding] = findings(SP008, *argv, sglang_version="0.5.11")
+    assert finding.severity is Severity.WARNING and "V1 worker" in finding.message
+    assert findings(SP008, *argv, env={"SGLANG_ENABLE_SPEC_V2": "0"}, sglang_version="0.5.11") == []
+    assert findings(SP008, *argv, "--disable-overlap-schedule", sglang_version="0.5.11") == []
+    assert findings(SP008, *argv, sglang_version="0.5.12") == []
+    assert findings(SP008, *argv, sglang_version="0.5.10") == []  # no such flag yet (VB rules' matter)
+
+
+def test_sp008_candidate_steps_only_from_0_5_18() -> None:
+    argv = (*eagle(*params(4, 1, 5)), "--speculative-adaptive")
+    assert findings(SP008, *argv, sglang_version="0.5.17") == []
+    assert findings(SP008, *argv, sglang_version="0.5.18")

@@ -147,3 +147,33 @@ def test_cli_end_to_end_renamed_cuda_graph_flag_is_fixed_safely():
     assert "--cuda-graph-max-bs" not in doc["argv"]
     assert doc["argv"][doc["argv"].index("--cuda-graph-max-bs-decode") + 1] == "8"
     assert not [f for f in doc["findings"] if f["code"] == "VB003" and not f["applied"]]
+
+
+# VB060: NGRAM's trie flags on both sides of 0.5.10.
+from specguard.rules.version_bugs import VB060_ngram_flag_renamed_for_version as VB060  # noqa: E402
+
+NGRAM = ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM")
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.3", False), ("0.5.9", False), ("0.5.10", True), ("0.5.23", True)])
+def test_vb060_branch_length_and_windows_gone_in_0_5_10(version, expected):
+    for flag in ("--speculative-ngram-branch-length", "--speculative-ngram-min-match-window-size", "--speculative-ngram-max-match-window-size"):
+        assert bool(fired(VB060.RULE, *NGRAM, flag, "12", version=version)) is expected, flag
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.3", True), ("0.5.9", True), ("0.5.10", False), ("0.5.23", False)])
+def test_vb060_max_trie_depth_new_in_0_5_10(version, expected):
+    assert bool(fired(VB060.RULE, *NGRAM, "--speculative-ngram-max-trie-depth", "12", version=version)) is expected
+
+
+def test_vb060_respells_the_depth_and_quiet_before_ngram_existed():
+    [finding] = fired(VB060.RULE, *NGRAM, "--speculative-ngram-branch-length", "12", version="0.5.12")
+    assert [(e.name, e.value) for e in finding.fix.edits] == [("--speculative-ngram-branch-length", None), ("--speculative-ngram-max-trie-depth", "12")]
+    assert fired(VB060.RULE, *NGRAM, "--speculative-ngram-max-trie-depth", "12", version="0.5.2") == []
+
+
+def test_vb060_owns_the_old_ngram_spellings_at_0_5_23():
+    # VB004 (the 0.5.23 parser table) defers to VB060 for these names, so each is reported once.
+    argv = (*NGRAM, "--speculative-ngram-branch-length", "12")
+    assert fired(VB004.RULE, *argv, version="0.5.23") == []
+    assert fired(VB060.RULE, *argv, version="0.5.23")

@@ -1,0 +1,80 @@
+"""AB060 fa3-draft-backend-chain-only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Applicability, Finding, Severity
+from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, effective_topk
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS:
+        return
+    item = ctx.spec.item("--attention-backend")
+    topk = effective_topk(ctx)
+    if item is None or item.values != ("fa3",) or topk is None or topk <= 1:
+        return
+    steps = ctx.spec.get("speculative_num_steps") or ctx.resolution.num_steps or 3
+    auto = "" if ctx.spec.get("speculative_eagle_topk") == topk else " (SGLang's automatic choice for this target)"
+    yield RULE.finding(
+        f"{ctx.flag('--attention-backend')} fa3 builds the draft on FlashAttentionMultiStepBackend, which in SGLang "
+        f"{ctx.env.sglang_version} asserts 'speculative_eagle_topk must be 1' while topk is {topk}{auto}: the draft "
+        f"worker fails after the target weights load. Use {ctx.flag('--speculative-eagle-topk')} 1, another backend "
+        f"(flashinfer, triton), or SGLang 0.4.5.post3+, where fa3 runs trees",
+        flags=("--attention-backend", "--speculative-eagle-topk"),
+        fix=set_flags(
+            f"run a chain: topk 1, {steps} steps, {steps + 1} draft tokens",
+            Applicability.UNSAFE,
+            speculative_num_steps=steps,
+            speculative_eagle_topk=1,
+            speculative_num_draft_tokens=steps + 1,
+        ),
+    )
+
+
+RULE = Rule(
+    check=check,
+    code="AB060",
+    name="fa3-draft-backend-chain-only",
+    summary="fa3 with a tree draft (topk > 1) in SGLang 0.4.5.post1-0.4.5.post2, whose fa3 draft backend only ran topk 1",
+    severity=Severity.ERROR,
+    docs=RuleDocs(
+        what="`--attention-backend fa3` with an EAGLE-family topk above 1 (typed or automatic) on 0.4.5.post1 and 0.4.5.post2.",
+        why="With fa3 the EAGLE worker builds its draft backend as `FlashAttentionMultiStepBackend` "
+        "(0.4.5.post1 speculative/eagle_worker.py:193-202), whose constructor asserts "
+        "`self.topk == 1` ('speculative_eagle_topk must be 1 for FlashAttentionMultiStepBackend', 0.4.5.post1 "
+        "layers/attention/flashattention_backend.py:1101-1103; 0.4.5.post2 :1144-1146). Nothing checks it at "
+        "argument time, so the launch fails at draft-worker start, after the target has loaded (issue 5491: "
+        "QwQ-32B with topk 2). 0.4.5.post3 reworked the fa3 backend for topk > 1 (its "
+        "`FlashAttentionBackend` reads the topk from the server args, flashattention_backend.py:323) and the "
+        "assert is gone.",
+        fix="Run a chain (topk 1, draft tokens = steps + 1), use flashinfer or triton, or upgrade to 0.4.5.post3+.",
+        fix_safety="Unsafe: a chain drafts fewer candidates than the tree asked for.",
+    ),
+    bad=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
+              "--speculative-num-draft-tokens", "8", "--attention-backend", "fa3"),
+        gpu="H100",
+        sglang_version="0.4.5.post1",
+    ),
+    good=Example(
+        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "4", "--attention-backend", "fa3"),
+        gpu="H100",
+        sglang_version="0.4.5.post1",
+    ),
+    sources=(
+        "https://github.com/sgl-project/sglang/issues/5491",
+        "sglang 0.4.5.post1: python/sglang/srt/layers/attention/flashattention_backend.py:1101-1103; python/sglang/srt/speculative/eagle_worker.py:193-202",
+        "sglang 0.4.5.post2: python/sglang/srt/layers/attention/flashattention_backend.py:1144-1146",
+        "sglang 0.4.5.post3: python/sglang/srt/layers/attention/flashattention_backend.py:323",
+    ),
+    sglang_versions=">=0.4.5.post1,<0.4.5.post3",
+    dialects=SGLANG_DIALECTS,
+)
