@@ -3,13 +3,25 @@
 Codes are two letters and three digits and are never reused:
 DM draft/target pairing, SP speculative parameters, AB attention backend and hardware,
 PL parallelism and algorithm constraints, VB version-specific known bugs, SL slime,
-JX sgl-jax, MM memory and CUDA graphs, RS what SGLang's own resolution will set.
+JX sgl-jax, MM memory and CUDA graphs, RS what SGLang's own resolution will set, FX speculative decoding
+meeting other server features.
 Each family's ``__init__`` lists its rules; this module lists the families.
 """
 
 from __future__ import annotations
 
-from specguard.rules import attention, draft_model, memory, parallel, resolution, sgl_jax, slime, spec_params, version_bugs
+from specguard.rules import (
+    attention,
+    draft_model,
+    features,
+    memory,
+    parallel,
+    resolution,
+    sgl_jax,
+    slime,
+    spec_params,
+    version_bugs,
+)
 from specguard.rules.base import Rule
 
 ALL_RULES: tuple[Rule, ...] = (
@@ -22,6 +34,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *sgl_jax.RULES,
     *memory.RULES,
     *resolution.RULES,
+    *features.RULES,
 )
 
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
