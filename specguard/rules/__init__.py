@@ -4,7 +4,8 @@ Codes are two letters and three digits and are never reused:
 DM draft/target pairing, SP speculative parameters, AB attention backend and hardware,
 PL parallelism and algorithm constraints, VB version-specific known bugs, SL slime,
 JX sgl-jax, MM memory and CUDA graphs, HY hybrid targets (mamba state, sliding windows),
-QT quantized targets and drafts, SV how the server is exposed, RS what SGLang's own resolution will set.
+QT quantized targets and drafts, SV how the server is exposed, FX speculative decoding meeting other
+server features, RS what SGLang's own resolution will set.
 Each family's ``__init__`` lists its rules; this module lists the families.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from specguard.rules import (
     attention,
     draft_model,
+    features,
     hybrid,
     memory,
     parallel,
@@ -39,6 +41,7 @@ ALL_RULES: tuple[Rule, ...] = (
     *quantization.RULES,
     *serving.RULES,
     *resolution.RULES,
+    *features.RULES,
 )
 
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

@@ -9,14 +9,20 @@ from packaging.version import Version
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
-# Up to 0.5.18 LoRA allowed only NGRAM (0.5.18 server_args.py:9371-9373); 0.5.19 added the EAGLE
+# Before 0.5.5.post3 no speculative algorithm ran with LoRA: the server started, then failed (sglang#12726,
+# NGRAM on 0.5.4.post3) or decoded wrongly, since LoRA assumed one token per decode step; sglang#12903
+# made NGRAM work and added the check (0.5.5.post3 server_args.py:3876-3881; 0.5.5 has neither).
+# From then to 0.5.18 LoRA allowed only NGRAM (0.5.18 server_args.py:9371-9373); 0.5.19 added the EAGLE
 # family, DFLASH and DSPARK (arg_groups/lora_hook.py:170-190), without adaptive (0.5.23 lora_hook.py:238-300).
+NGRAM_SINCE = Version("0.5.5.post3")
 WIDER_SINCE = Version("0.5.19")
 LORA_FLAGS = ("--enable-lora", "--lora-paths")
 
 
 def allowed(version: Version) -> tuple[str, ...]:
-    return ("NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK") if version >= WIDER_SINCE else ("NGRAM",)
+    if version >= WIDER_SINCE:
+        return ("NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK")
+    return ("NGRAM",) if version >= NGRAM_SINCE else ()
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -24,6 +30,14 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None or not lora:
         return
     names = allowed(ctx.version)
+    if not names:
+        yield RULE.finding(
+            f"LoRA ({', '.join(ctx.flag(f) for f in lora)}) in SGLang {ctx.version} works with no speculative "
+            f"algorithm ({ctx.algorithm} included): the server fails at startup or decodes wrongly (LoRA assumed one "
+            "token per decode step until sglang#12903, in 0.5.5.post3)",
+            flags=lora,
+        )
+        return
     if ctx.algorithm not in names:
         yield RULE.finding(
             f"LoRA ({', '.join(ctx.flag(f) for f in lora)}) in SGLang {ctx.version} works only with "
@@ -47,7 +61,8 @@ RULE = Rule(
     severity=Severity.ERROR,
     docs=RuleDocs(
         what="With `--enable-lora` or `--lora-paths`, checks the speculative algorithm against the release.",
-        why="Up to 0.5.18 only NGRAM was allowed with LoRA ('Currently LoRA is only compatible with NGRAM "
+        why="Before 0.5.5.post3 no algorithm worked with LoRA: the server failed at startup (sglang#12726, NGRAM "
+        "on 0.5.4.post3) or decoded wrongly, until sglang#12903 made NGRAM work. Up to 0.5.18 only NGRAM was allowed with LoRA ('Currently LoRA is only compatible with NGRAM "
         "speculative decoding', 0.5.18 server_args.py:9371-9373); from 0.5.19 NGRAM, EAGLE/NEXTN, EAGLE3, "
         "DFLASH and DSPARK, and not with `--speculative-adaptive` (catalogue P50; 0.5.23 lora_hook.py:238-300).",
         fix="Use a supported algorithm, or serve the adapters without speculation.",
@@ -65,7 +80,9 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/lora_hook.py:238-300",
         "sglang 0.5.18: python/sglang/srt/server_args.py:9371-9373",
         "sglang 0.5.19: python/sglang/srt/arg_groups/lora_hook.py:170-190",
+        "sglang 0.5.5.post3: python/sglang/srt/server_args.py:3876-3881 (absent in 0.5.5)",
+        "https://github.com/sgl-project/sglang/issues/12726",
+        "https://github.com/sgl-project/sglang/pull/12903",
         "catalogue: shared/design/sglang-spec-checks.md P50",
     ),
-    sglang_versions=">=0.5.6",
 )

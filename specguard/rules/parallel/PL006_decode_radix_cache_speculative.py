@@ -4,20 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from packaging.version import Version
+
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 RADIX = "--disaggregation-decode-enable-radix-cache"
 
+# The algorithms the decode radix cache accepts, by the first release of each rule: every algorithm
+# rejected up to 0.5.20 (0.5.12 server_args.py:4058, 0.5.20 arg_groups/pd_disaggregation_hook.py:89);
+# DSPARK from 0.5.21 (0.5.21 pd_disaggregation_hook.py:97); EAGLE/NEXTN and EAGLE3 too from 0.5.23
+# (speculative_hook.py:164-173; sglang#39150 reports the ValueError for EAGLE3 before).
+ALLOWED_BY_RELEASE: tuple[tuple[Version, tuple[str, ...]], ...] = (
+    (Version("0.5.23"), ("DSPARK", "EAGLE", "EAGLE3")),
+    (Version("0.5.21"), ("DSPARK",)),
+    (Version("0"), ()),
+)
+
+
+def allowed(version: Version) -> tuple[str, ...]:
+    return next(names for since, names in ALLOWED_BY_RELEASE if version >= since)
+
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm in (None, "DSPARK", "EAGLE", "EAGLE3") or not ctx.spec.has(RADIX):
+    if ctx.algorithm is None or not ctx.spec.has(RADIX) or ctx.spec.get("disaggregation_mode") != "decode":
         return
-    if ctx.spec.get("disaggregation_mode") != "decode":
+    names = allowed(ctx.version)
+    if ctx.algorithm in names:
         return
+    works_with = f"works only with {', '.join(names)}" if names else "works with no speculative algorithm"
     yield RULE.finding(
-        f"{ctx.flag(RADIX)} on a PD decode node does not work with {ctx.algorithm} (only EAGLE, EAGLE3, NEXTN "
-        "and DSPARK): SGLang raises a ValueError at argument time",
+        f"{ctx.flag(RADIX)} on a PD decode node in SGLang {ctx.version} {works_with}, not {ctx.algorithm}: "
+        "SGLang raises a ValueError at argument time",
         flags=(RADIX,),
         fix=fix_of(f"drop {RADIX}", Applicability.UNSAFE, Edit(name=RADIX, value=None)),
     )
@@ -27,13 +45,14 @@ RULE = Rule(
     check=check,
     code="PL006",
     name="decode-radix-cache-speculative",
-    summary="PD decode radix cache with a speculative algorithm other than EAGLE/EAGLE3/DSPARK",
+    summary="PD decode radix cache with a speculative algorithm that release rejects",
     severity=Severity.ERROR,
     docs=RuleDocs(
         what="With `--disaggregation-mode decode --disaggregation-decode-enable-radix-cache`, checks the algorithm.",
         why="SGLang raises '--disaggregation-decode-enable-radix-cache is incompatible with speculative "
-        "decoding (--speculative-algorithm STANDALONE)' for anything but DSPARK, EAGLE and EAGLE3 "
-        "(catalogue P49; 0.5.23 speculative_hook.py:164-173).",
+        "decoding': for every algorithm up to 0.5.20 (0.5.20 pd_disaggregation_hook.py:89), for all but "
+        "DSPARK in 0.5.21-0.5.22 (0.5.21 pd_disaggregation_hook.py:97), for all but DSPARK, EAGLE/NEXTN "
+        "and EAGLE3 from 0.5.23 (catalogue P49; 0.5.23 speculative_hook.py:164-173).",
         fix="Drop the decode radix cache.",
         fix_safety="Unsafe: prefix reuse on the decode node stops.",
     ),
@@ -47,7 +66,9 @@ RULE = Rule(
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:164-173",
+        "sglang 0.5.21: python/sglang/srt/arg_groups/pd_disaggregation_hook.py:97",
+        "sglang 0.5.20: python/sglang/srt/arg_groups/pd_disaggregation_hook.py:89",
+        "https://github.com/sgl-project/sglang/pull/39150",
         "catalogue: shared/design/sglang-spec-checks.md P49",
     ),
-    sglang_versions=">=0.5.22",
 )

@@ -131,11 +131,19 @@ def test_pl005_lora_by_version() -> None:
     assert findings(PL005, *spec("EAGLE3", *lora)) == []
     assert findings(PL005, *spec("EAGLE3", *lora), sglang_version="0.5.18")
     assert findings(PL005, *spec("EAGLE3", *lora, "--speculative-adaptive"))
+    # NGRAM needs 0.5.5.post3 (sglang#12903); before it no algorithm ran with LoRA (sglang#12726).
+    assert findings(PL005, *spec("NGRAM", *lora), sglang_version="0.5.5.post3") == []
+    (before,) = findings(PL005, *spec("NGRAM", *lora), sglang_version="0.5.4.post3")
+    assert "no speculative algorithm" in before.message
 
 
 def test_pl006_pl007() -> None:
     radix = ("--disaggregation-mode", "decode", "--disaggregation-decode-enable-radix-cache")
     assert findings(PL006, *spec("EAGLE3", *radix)) == []
+    # By release: nothing up to 0.5.20, DSPARK from 0.5.21, EAGLE/EAGLE3 too from 0.5.23 (sglang#39150).
+    assert findings(PL006, *spec("EAGLE3", *radix), sglang_version="0.5.22")
+    assert findings(PL006, *spec("EAGLE", *radix), sglang_version="0.5.20")
+    assert findings(PL006, *spec("NGRAM", *radix))
     assert findings(PL006, *spec("STANDALONE", "--disaggregation-decode-enable-radix-cache")) == []
     assert findings(PL007, *spec("EAGLE", "--enable-watermark", "--speculative-use-rejection-sampling"))
     assert findings(PL007, *spec("STANDALONE", "--enable-watermark"), sglang_version="0.5.21") == []
