@@ -178,17 +178,23 @@ def _prepare(args: list[str], console: Any, *, as_json: bool, dry_run: bool, pre
 
     inputs = build_inputs(args, preset=preset, dialect=dialect.value if dialect else None, **inputs_kwargs)
     if uses_tiny(inputs):
-        console.print("[dim]resolving tiny:target / tiny:draft / tiny:eagle3 (built once, then cached)...[/dim]")
-        inputs = resolve_tiny(inputs)
+        if not dry_run:
+            console.print("[dim]resolving tiny:target / tiny:draft / tiny:eagle3 (built once, then cached)...[/dim]")
+        inputs, tiny_note = resolve_tiny(inputs, build=not dry_run)
+        if tiny_note:
+            console.print(f"note: {tiny_note}", markup=False, highlight=False)
     level = None if no_fix else (Applicability.UNSAFE if unsafe_fixes else Applicability.SAFE)
-    check_ctx, outcome = run_check(inputs, level)
+    notes: list[str] = []  # facts left unknown (a dry run's tiny models not built yet)
+    check_ctx, outcome = run_check(inputs, level, notes)
+    for note in dict.fromkeys(notes):
+        console.print(f"note: {note}", markup=False, highlight=False)
     pending_unsafe = [f for f in outcome.findings if f.fix and not f.applied and f.fix.applicability is Applicability.UNSAFE]
     if level is Applicability.SAFE and pending_unsafe and not dry_run and not as_json and sys.stdin.isatty() and sys.stderr.isatty():
         console.print("[bold]Fixes that change what runs (unsafe):[/bold]")
         for finding in pending_unsafe:
             console.print(f"  {finding.code} {finding.fix.title}: {finding.message}", markup=False)  # type: ignore[union-attr]
         if typer.confirm("Apply them before starting?", default=False, err=True):
-            check_ctx, outcome = run_check(inputs, Applicability.UNSAFE)
+            check_ctx, outcome = run_check(inputs, Applicability.UNSAFE, [])
     if not as_json:
         print_human(outcome, check_ctx, console, fix_hint="launch applies the safe ones; add --unsafe-fixes for the rest")
         if pending_unsafe and level is Applicability.SAFE:

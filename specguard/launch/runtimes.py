@@ -119,17 +119,29 @@ def uses_tiny(inputs: CheckInputs) -> bool:
     return any(str(token).startswith(TINY_PREFIX) for token in references)
 
 
-def resolve_tiny(inputs: CheckInputs) -> CheckInputs:
+def resolve_tiny(inputs: CheckInputs, *, build: bool = True) -> tuple[CheckInputs, str | None]:
     """Replace ``tiny:target`` / ``tiny:draft`` / ``tiny:eagle3`` with the tiny models' directories
-    (built on first use; the EAGLE3 head only when named)."""
+    (built on first use; the EAGLE3 head only when named). With ``build=False`` (a dry run) nothing
+    is written: the directories are where a launch would build them, and the note says they are
+    not built yet (rules that need their config.json stay quiet)."""
     if not uses_tiny(inputs):
-        return inputs
-    from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair  # build with torch on first use only
+        return inputs, None
+    from specguard.runtime import tiny  # build with torch on first use only
 
-    pair = ensure_tiny_pair()
+    wants_eagle3 = "tiny:eagle3" in [*inputs.server_args, inputs.target, inputs.draft]
+    if build:
+        pair = tiny.ensure_tiny_pair()
+        eagle3 = tiny.ensure_tiny_eagle3().draft if wants_eagle3 else None
+    else:
+        pair = tiny.tiny_pair_paths()
+        eagle3 = tiny.tiny_eagle3_path() if wants_eagle3 else None
     paths = {"tiny:target": str(pair.target), "tiny:draft": str(pair.draft)}
-    if "tiny:eagle3" in [*inputs.server_args, inputs.target, inputs.draft]:
-        paths["tiny:eagle3"] = str(ensure_tiny_eagle3().draft)
+    if eagle3 is not None:
+        paths["tiny:eagle3"] = str(eagle3)
+    missing = [p for p in {pair.target.parent, *([eagle3] if eagle3 else [])} if not tiny.is_built(p)]
+    note = None
+    if missing:
+        note = f"the tiny models are not built yet ({', '.join(sorted(map(str, missing)))}): a launch builds them once; a dry run writes nothing"
 
     def swap(token: str | None) -> str | None:
         if token is None or not token.startswith(TINY_PREFIX):
@@ -146,7 +158,8 @@ def resolve_tiny(inputs: CheckInputs) -> CheckInputs:
         # The real config.json is now at hand: a preset's stated facts must not stand in for it.
         target_fallback=None if inputs.target_fallback is not None and uses_tiny_ref(inputs.target) else inputs.target_fallback,
         draft_fallback=None if inputs.draft_fallback is not None and uses_tiny_ref(inputs.draft) else inputs.draft_fallback,
-    )
+        models_may_be_absent=inputs.models_may_be_absent or bool(missing),
+    ), note
 
 
 def uses_tiny_ref(reference: str | None) -> bool:

@@ -10,7 +10,10 @@ v4's ``rope_theta`` and tied embeddings, so both loader paths are exercised.
 The build is deterministic (fixed seeds, fixed step counts, one thread per op where it
 matters) and cached under ``SPECGUARD_CACHE_DIR`` or ``~/.cache/specguard`` in a directory
 named after a hash of the recipe. Two processes may build at once: each builds in a private
-temporary directory and renames it into place; the loser discards its copy.
+temporary directory and renames it into place; the loser discards its copy. Every build ends
+with ``checksums.json`` (size and SHA-256 of each file); a cached copy that fails it (a file
+truncated, edited or missing, an interrupted copy) is moved aside and rebuilt. A cache
+directory that cannot be written is one line naming ``SPECGUARD_CACHE_DIR``.
 
 ``python -m specguard.runtime.tiny [--out DIR]`` builds the pair and prints the two paths.
 """
@@ -28,6 +31,9 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+from specguard.errors import InputError
+from specguard.runtime.errors import RuntimeInputError
 
 RECIPE_VERSION = 1
 
@@ -193,6 +199,22 @@ def _save(model, out: Path, tokenizer, hf_config: dict) -> None:  # type: ignore
     )
 
 
+def _track(steps, total: int, label: str):  # type: ignore[no-untyped-def]
+    """A progress bar on a terminal; elsewhere (logs, CI, tests) a line at each quarter."""
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import track
+
+        description = f"{label} (built once, then cached)"
+        yield from track(steps, total=total, description=description, console=Console(stderr=True), transient=True)
+        return
+    marks = {total * q // 4 for q in (1, 2, 3)}
+    for done, step in enumerate(steps, start=1):
+        yield step
+        if done in marks:
+            _stderr(f"{label}: {done}/{total} training steps")
+
+
 def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:  # type: ignore[no-untyped-def]
     """Build the pair into ``out_dir`` (``target/`` and ``draft/``)."""
     import torch
@@ -222,7 +244,7 @@ def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:
             opt, max_lr=recipe.lr, total_steps=recipe.target_steps, pct_start=0.1
         )
         loss = torch.tensor(0.0)
-        for batch in _batches(data, recipe, recipe.target_steps, recipe.seed + 1):
+        for batch in _track(_batches(data, recipe, recipe.target_steps, recipe.seed + 1), recipe.target_steps, "tiny target"):
             logits = target.forward_train(batch[:, :-1])
             loss = F.cross_entropy(logits.reshape(-1, vocab), batch[:, 1:].reshape(-1))
             opt.zero_grad(set_to_none=True)
@@ -239,7 +261,7 @@ def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:
         sched = torch.optim.lr_scheduler.OneCycleLR(
             opt, max_lr=recipe.lr, total_steps=recipe.draft_steps, pct_start=0.1
         )
-        for batch in _batches(data, recipe, recipe.draft_steps, recipe.seed + 3):
+        for batch in _track(_batches(data, recipe, recipe.draft_steps, recipe.seed + 3), recipe.draft_steps, "tiny draft"):
             with torch.no_grad():
                 teacher = torch.log_softmax(target.forward_train(batch[:, :-1]), dim=-1)
             student = torch.log_softmax(draft.forward_train(batch[:, :-1]), dim=-1)
@@ -384,7 +406,7 @@ def build_eagle3_head(target_dir: Path, out: Path, pair: Recipe = Recipe(), reci
         sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=recipe.lr, total_steps=recipe.steps, pct_start=0.1)
         shape = replace(pair, seq_len=recipe.seq_len + 2, batch_size=recipe.batch_size)
         loss = torch.tensor(0.0)
-        for batch in _batches(data, shape, recipe.steps, recipe.seed + 1):
+        for batch in _track(_batches(data, shape, recipe.steps, recipe.seed + 1), recipe.steps, "tiny EAGLE3 head"):
             with torch.no_grad():
                 logits, aux = target.forward_train(batch[:, :-1], recipe.aux_layer_ids)
                 # row j: aux at j, token j + 1, the target's distribution at j + 1 over the draft vocabulary
@@ -410,23 +432,16 @@ def build_eagle3_head(target_dir: Path, out: Path, pair: Recipe = Recipe(), reci
 
 
 def ensure_tiny_eagle3(cache_dir: Path | None = None, pair: Recipe = Recipe(), recipe: Eagle3Recipe = Eagle3Recipe()) -> TinyPair:
-    """Paths of the tiny target and its EAGLE3 head (``.draft``), building them on first use."""
+    """Paths of the tiny target and its EAGLE3 head (``.draft``), building (or healing) them on first use."""
     root = Path(cache_dir) if cache_dir is not None else default_cache_root()
     base = ensure_tiny_pair(root, pair)
-    final = root / f"tiny-eagle3-{recipe.digest(pair)}"
-    if not (final / "recipe.json").is_file():
-        scratch = Path(tempfile.mkdtemp(prefix=f".tiny-eagle3-{recipe.digest(pair)}-", dir=root))
-        try:
-            build_eagle3_head(base.target, scratch, pair, recipe, log=lambda msg: print(msg, file=sys.stderr))
-            try:
-                os.rename(scratch, final)
-            except OSError:
-                if not (final / "recipe.json").is_file():
-                    raise
-        finally:
-            if scratch.exists():
-                shutil.rmtree(scratch, ignore_errors=True)
+    final = tiny_eagle3_path(root, pair, recipe)
+    _ensure_built(root, final, lambda scratch: build_eagle3_head(base.target, scratch, pair, recipe, log=_stderr), _stderr)
     return TinyPair(base.target, final)
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _init(model) -> None:  # type: ignore[no-untyped-def]
@@ -444,29 +459,113 @@ def default_cache_root() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "specguard"
 
 
+CHECKSUMS = "checksums.json"
+
+
+class TinyCacheError(InputError, RuntimeInputError):
+    """The tiny-model cache directory cannot be created or written (the CLI and the runtime both
+    report it as one line, exit 2)."""
+
+    def __str__(self) -> str:
+        return self.one_line()
+
+
+def _file_digests(directory: Path) -> dict[str, dict[str, int | str]]:
+    digests: dict[str, dict[str, int | str]] = {}
+    for path in sorted(p for p in directory.rglob("*") if p.is_file() and p.name != CHECKSUMS):
+        data = path.read_bytes()
+        digests[path.relative_to(directory).as_posix()] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    return digests
+
+
+def write_checksums(directory: Path) -> None:
+    """Seal a finished build: written last, so its presence means every file above was complete."""
+    (directory / CHECKSUMS).write_text(json.dumps(_file_digests(directory), indent=1, sort_keys=True))
+
+
+def damage(directory: Path) -> str | None:
+    """Why a cached build cannot be used (None: intact). The files are a few MB; hashing is milliseconds."""
+    try:
+        expected = json.loads((directory / CHECKSUMS).read_text())
+    except FileNotFoundError:
+        return f"no {CHECKSUMS} (an interrupted or older build)"
+    except (OSError, ValueError) as error:
+        return f"{CHECKSUMS} unreadable ({error})"
+    found = _file_digests(directory)
+    for name, want in expected.items():
+        got = found.get(name)
+        if got is None:
+            return f"{name} is missing"
+        if got != want:
+            return f"{name} differs from its checksum ({got['size']} bytes, expected {want['size']})"
+    return None
+
+
+def _cache_error(root: Path, error: OSError) -> TinyCacheError:
+    reason = error.strerror or str(error)
+    return TinyCacheError(
+        f"cannot write the tiny-model cache at {root} ({reason})",
+        hint="set SPECGUARD_CACHE_DIR to a writable directory with about 10 MB free",
+    )
+
+
+def _ensure_built(root: Path, final: Path, build, log) -> None:  # type: ignore[no-untyped-def]
+    """Build into a private directory beside ``final`` and rename it into place, unless an intact
+    copy is there already; a damaged copy is moved aside first."""
+    problem = damage(final) if final.exists() else None
+    if final.exists() and problem is None:
+        return
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if problem is not None:
+            log(f"specguard: the cached tiny model at {final} is damaged ({problem}); rebuilding it")
+            aside = Path(tempfile.mkdtemp(prefix=f".damaged-{final.name}-", dir=root))
+            os.rename(final, aside / final.name)
+            shutil.rmtree(aside, ignore_errors=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
+    except OSError as error:
+        raise _cache_error(root, error) from None
+    try:
+        try:
+            build(scratch)
+            write_checksums(scratch)
+        except OSError as error:
+            raise _cache_error(root, error) from None
+        try:
+            os.rename(scratch, final)
+        except OSError:
+            # Another process won the race: use its copy if it is whole.
+            if not final.exists() or damage(final) is not None:
+                raise
+    finally:
+        if scratch.exists():
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def tiny_pair_paths(cache_dir: Path | None = None, recipe: Recipe = Recipe()) -> TinyPair:
+    """Where the tiny pair lives (built or not): ``launch --dry-run`` shows these and writes nothing."""
+    final = (Path(cache_dir) if cache_dir is not None else default_cache_root()) / f"tiny-{recipe.digest()}"
+    return TinyPair(final / "target", final / "draft")
+
+
+def tiny_eagle3_path(cache_dir: Path | None = None, pair: Recipe = Recipe(), recipe: Eagle3Recipe = Eagle3Recipe()) -> Path:
+    return (Path(cache_dir) if cache_dir is not None else default_cache_root()) / f"tiny-eagle3-{recipe.digest(pair)}"
+
+
+def is_built(directory: Path) -> bool:
+    """A sealed build (its checksums are not re-verified here)."""
+    return (directory / CHECKSUMS).is_file()
+
+
 def ensure_tiny_pair(cache_dir: Path | None = None, recipe: Recipe = Recipe()) -> TinyPair:
-    """Paths of the tiny target and draft, building them on first use.
+    """Paths of the tiny target and draft, building (or healing) them on first use.
 
     ``cache_dir`` is the root under which ``tiny-<recipe-hash>/`` lives (default:
     ``$SPECGUARD_CACHE_DIR`` or ``~/.cache/specguard``).
     """
     root = Path(cache_dir) if cache_dir is not None else default_cache_root()
-    final = root / f"tiny-{recipe.digest()}"
-    pair = TinyPair(final / "target", final / "draft")
-    if (final / "recipe.json").is_file():
-        return pair
-    root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".tiny-{recipe.digest()}-", dir=root))
-    try:
-        build_pair(scratch, recipe, log=lambda msg: print(msg, file=sys.stderr))
-        try:
-            os.rename(scratch, final)
-        except OSError:
-            if not (final / "recipe.json").is_file():
-                raise
-    finally:
-        if scratch.exists():
-            shutil.rmtree(scratch, ignore_errors=True)
+    pair = tiny_pair_paths(root, recipe)
+    _ensure_built(root, pair.target.parent, lambda scratch: build_pair(scratch, recipe, log=_stderr), _stderr)
     return pair
 
 
