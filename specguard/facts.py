@@ -60,7 +60,7 @@ def load_facts(
                 f"{role} model directory {path} has no config.json",
                 hint="point at the directory that holds the model's config.json",
             )
-        facts = facts_from_file(config_path, source=str(path), revision=revision, origin="local")
+        facts = facts_from_file(config_path, source=str(path), revision=revision, origin="local").model_copy(update={"folder": str(path)})
         if weights:
             from specguard.weights import local_weights
 
@@ -84,6 +84,7 @@ def load_facts(
                 raise HubUnavailable(message, hint=unavailable.hint) from None
             return facts
         facts = facts_from_file(config_path, source=source, revision=resolved_revision or revision, origin=origin)
+        facts = facts.model_copy(update={"folder": str(Path(config_path).parent)})
         if weights:
             from specguard.weights import hub_weights
 

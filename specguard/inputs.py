@@ -83,7 +83,24 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
             draft_ref, spec.get("speculative_draft_model_revision"), offline, "draft",
             None if "draft" in explicit else inputs.draft_fallback, True, None if "draft" in explicit else absent_ok,
         )
+    draft = _with_vocab_agreement(algorithm, target, draft)
     return CheckContext.build(spec, target, draft, environment)
+
+
+def _with_vocab_agreement(algorithm: str, target: ModelFacts | None, draft: ModelFacts | None) -> ModelFacts | None:
+    """A STANDALONE draft keeps its own embeddings and SGLang never loads its tokenizer, so a
+    vocabulary of the target's size is only safe if its ids mean the same tokens (DM130): compare
+    the two tokenizer.json files when both checkpoints are on this machine."""
+    if algorithm != "STANDALONE" or target is None or draft is None or not (target.folder and draft.folder):
+        return draft
+    if target.vocab_size is None or target.vocab_size != draft.vocab_size:
+        return draft
+    from pathlib import Path
+
+    from specguard.vocab import vocabulary_agreement
+
+    agreement = vocabulary_agreement(Path(target.folder), Path(draft.folder))
+    return draft if agreement is None else draft.model_copy(update={"vocab_agreement": agreement})
 
 
 def _facts(

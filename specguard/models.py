@@ -112,6 +112,11 @@ class ModelFacts(Frozen):
     qk_nope_head_dim: int | None = None
     v_head_dim: int | None = None
     weights: WeightFacts | None = None
+    folder: str | None = Field(default=None, description="the directory config.json was read from, when it is on this machine (local or Hugging Face cache)")
+    vocab_agreement: float | None = Field(
+        default=None,
+        description="draft only: the share of the target's token ids that name the same token in the draft's tokenizer.json (read when both files are at hand and a rule needs it)",
+    )
 
     @property
     def architecture(self) -> str | None:
