@@ -257,21 +257,16 @@ class EagleHead(nn.Module):
 
 def _read_tensors(draft_dir: Path) -> dict[str, torch.Tensor]:
     """All tensors of a safetensors (single or sharded) or ``pytorch_model.bin`` checkpoint."""
-    from safetensors import safe_open
-
-    from specguard.runtime.loader import _weight_files
+    from specguard.runtime.loader import _weight_files, read_safetensors, read_torch_bin
 
     bins = sorted(draft_dir.glob("pytorch_model*.bin"))
+    tensors: dict[str, torch.Tensor] = {}
     if bins and not list(draft_dir.glob("*.safetensors")):
-        tensors: dict[str, torch.Tensor] = {}
         for path in bins:
-            tensors.update(torch.load(path, map_location="cpu", weights_only=True))
+            tensors.update(read_torch_bin(path))
         return tensors
-    tensors = {}
     for path in _weight_files(draft_dir):
-        with safe_open(str(path), framework="pt", device="cpu") as handle:
-            for key in handle.keys():
-                tensors[key] = handle.get_tensor(key)
+        tensors.update(read_safetensors(path))
     return tensors
 
 

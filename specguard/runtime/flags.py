@@ -330,16 +330,41 @@ def max_draft_tokens(num_steps: int, topk: int) -> int:
     return 1 + topk + (num_steps - 1) * topk * topk
 
 
-def _target_architecture(model_path: str) -> str | None:
-    """The target's ``architectures[0]`` from its config.json (EAGLE's auto parameters depend on it)."""
+def _target_config(model_path: str) -> dict:
+    """The target's config.json when it can be read now ({} otherwise: the loader names the problem)."""
     import json
     from pathlib import Path
 
     try:
-        architectures = json.loads((Path(model_path) / "config.json").read_text()).get("architectures") or []
-    except (OSError, ValueError, AttributeError):
-        return None
-    return str(architectures[0]) if architectures else None
+        config = json.loads((Path(model_path) / "config.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def _target_architecture(model_path: str) -> str | None:
+    """The target's ``architectures[0]`` from its config.json (EAGLE's auto parameters depend on it)."""
+    architectures = _target_config(model_path).get("architectures") or []
+    return str(architectures[0]) if isinstance(architectures, list) and architectures else None
+
+
+def _positive_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _check_round_fits(args: ServerArgs, steps: int, topk: int, ndt: int) -> None:
+    """Absurd steps/topk are refused before any weight loads: a round's draft tokens must fit the
+    context, and a top-k wider than the vocabulary cannot be drafted (torch.topk would fail mid-request)."""
+    config = _target_config(args.model_path)
+    context = args.context_length or _positive_int(config.get("max_position_embeddings"))
+    if context is not None and max(steps + 1, ndt) > context:
+        raise RuntimeInputError(
+            f"--speculative-num-steps {steps} / --speculative-num-draft-tokens {ndt}: a speculative round of "
+            f"{max(steps + 1, ndt)} tokens does not fit the context length {context}"
+        )
+    vocab = _positive_int(config.get("vocab_size"))
+    if vocab is not None and topk > vocab:
+        raise RuntimeInputError(f"--speculative-eagle-topk {topk}: more than the target's {vocab} tokens")
 
 
 def eagle_head_refusal(algorithm: str, draft_path: str) -> str | None:
@@ -416,6 +441,8 @@ def resolve_speculative(args: ServerArgs) -> list[str]:
         if args.speculative_num_draft_tokens < 2:
             raise RuntimeInputError("--speculative-num-draft-tokens must be at least 2")
         args.speculative_num_steps = max(1, args.speculative_num_draft_tokens // args.speculative_eagle_topk)
+        # NGRAM's breadth walks its trie, not the vocabulary: only the round's length is bounded.
+        _check_round_fits(args, args.speculative_num_steps, 1, args.speculative_num_draft_tokens)
         return warnings
     if not args.speculative_draft_model_path:
         raise RuntimeInputError(f"--speculative-algorithm {algo} needs --speculative-draft-model-path")
@@ -453,5 +480,6 @@ def resolve_speculative(args: ServerArgs) -> list[str]:
             f"--speculative-num-steps {steps} and --speculative-eagle-topk {topk} at most "
             f"{max_draft_tokens(steps, topk)} (1 + topk + (num_steps - 1) * topk^2)"
         )
+    _check_round_fits(args, steps, topk, ndt)
     args.speculative_num_steps, args.speculative_eagle_topk, args.speculative_num_draft_tokens = steps, topk, ndt
     return warnings

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import pickle
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 
 from specguard.runtime.config import ModelConfig, load_config
 from specguard.runtime.errors import CheckpointError
@@ -51,6 +53,26 @@ def _weight_files(model_dir: Path) -> list[Path]:
     raise CheckpointError(f"{model_dir}: no model.safetensors or model.safetensors.index.json found")
 
 
+def read_safetensors(path: Path, keep: Callable[[str], bool] = lambda key: True) -> dict[str, torch.Tensor]:
+    """The tensors of one safetensors file; a truncated or corrupt file is a CheckpointError naming it."""
+    try:
+        with safe_open(str(path), framework="pt", device="cpu") as handle:
+            return {key: handle.get_tensor(key) for key in handle.keys() if keep(key)}
+    except (SafetensorError, OSError, ValueError, RuntimeError) as error:
+        raise CheckpointError(f"{path}: not a readable safetensors file ({error}); it may be truncated: download it again") from None
+
+
+def read_torch_bin(path: Path) -> dict[str, torch.Tensor]:
+    """A ``pytorch_model*.bin`` state dict (weights only); a truncated or corrupt file names itself."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, EOFError, RuntimeError, ValueError, pickle.UnpicklingError) as error:
+        raise CheckpointError(f"{path}: not a readable PyTorch checkpoint ({error}); it may be truncated: download it again") from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: holds a {type(state).__name__}, not a state dict of tensors")
+    return state
+
+
 def load_model(model_dir: Path | str, dtype: str | None = None, device: str = "cpu") -> CausalLM:
     model_dir = Path(model_dir)
     cfg = load_config(model_dir)
@@ -62,10 +84,7 @@ def load_model(model_dir: Path | str, dtype: str | None = None, device: str = "c
         expected.discard("lm_head.weight")
     tensors: dict[str, torch.Tensor] = {}
     for path in _weight_files(model_dir):
-        with safe_open(str(path), framework="pt", device="cpu") as handle:
-            for key in handle.keys():
-                if key in expected or key == "lm_head.weight":
-                    tensors[key] = handle.get_tensor(key)
+        tensors.update(read_safetensors(path, keep=lambda key: key in expected or key == "lm_head.weight"))
     missing = sorted(expected - tensors.keys())
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""

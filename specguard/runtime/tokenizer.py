@@ -24,9 +24,19 @@ class Tokenizer:
         if not path.is_file():
             raise CheckpointError(f"{path} is missing; the reference runtime needs a tokenizer.json")
         self.path = tokenizer_dir
-        self._tok = HFTokenizer.from_file(str(path))
+        try:
+            self._tok = HFTokenizer.from_file(str(path))
+        except Exception as error:  # noqa: BLE001 - tokenizers raises its own untyped Exception
+            raise CheckpointError(f"{path}: not a readable tokenizer.json ({error})") from None
         config_path = tokenizer_dir / "tokenizer_config.json"
-        config: dict[str, Any] = json.loads(config_path.read_text()) if config_path.is_file() else {}
+        config: dict[str, Any] = {}
+        if config_path.is_file():
+            try:
+                config = json.loads(config_path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                raise CheckpointError(f"{config_path}: not readable JSON ({error})") from None
+            if not isinstance(config, dict):
+                raise CheckpointError(f"{config_path}: holds a JSON {type(config).__name__}, not an object")
         self.bos_token = _token_text(config.get("bos_token"))
         self.eos_token = _token_text(config.get("eos_token"))
         self.add_bos = bool(config.get("add_bos_token", False))

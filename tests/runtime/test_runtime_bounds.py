@@ -6,6 +6,7 @@ A real server on 127.0.0.1 (the module-scoped ``server`` of test_runtime_server.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -108,6 +109,10 @@ OUT_OF_RANGE_FLAGS = [
     (["--random-seed", "-1"], "--random-seed -1"),
     (["--max-running-requests", "0"], "--max-running-requests 0"),
     (["--speculative-algorithm", "NGRAM", "--speculative-ngram-capacity", "-1"], "--speculative-ngram-capacity -1"),
+    (["--context-length", "4096", "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "d",
+      "--speculative-num-steps", "100000", "--speculative-eagle-topk", "1"], "--speculative-num-steps 100000"),
+    (["--context-length", "512", "--speculative-algorithm", "NGRAM", "--speculative-num-steps", "2",
+      "--speculative-eagle-topk", "8", "--speculative-num-draft-tokens", "600"], "does not fit the context length 512"),
 ]
 
 
@@ -122,3 +127,19 @@ def test_out_of_range_runtime_flag_is_one_line_before_anything_loads(tmp_path, a
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and named in errors[0] and "does not exist" not in errors[0], result.stderr
+
+
+def test_topk_wider_than_the_vocabulary_is_refused_before_weights_load(tmp_path):
+    target = tmp_path / "target"
+    target.mkdir()  # config.json only: the refusal must come before the loader looks for weights
+    (target / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 512, "max_position_embeddings": 2048,
+        "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    }))
+    argv = ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", str(target),
+            "--speculative-num-steps", "2", "--speculative-eagle-topk", "100000", "--speculative-num-draft-tokens", "8"]
+    result = subprocess.run([sys.executable, "-m", "specguard.runtime", "--model-path", str(target), *argv],
+                            capture_output=True, text=True, timeout=120)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(errors) == 1 and "--speculative-eagle-topk 100000: more than the target's 512 tokens" in errors[0], result.stderr

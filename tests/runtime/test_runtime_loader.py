@@ -171,3 +171,41 @@ def test_dtype_flag_and_config_dtype(tmp_path):
     assert load_model(path, "float32").dtype == torch.float32
     with pytest.raises(CheckpointError, match="--dtype"):
         load_model(path, "int3")
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.01], ids=["half", "header-cut"])
+def test_truncated_shard_is_named(tmp_path, keep):
+    cfg = llama_config()
+    path = write_checkpoint(tmp_path / "cut", cfg, random_model(cfg), shards=2)
+    shard = path / "model-00001-of-00002.safetensors"
+    data = shard.read_bytes()
+    shard.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(CheckpointError) as info:
+        load_model(path)
+    assert str(shard) in str(info.value) and "truncated" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("tokenizer_config.json", '{"chat_template": ', "not readable JSON"),
+        ("tokenizer_config.json", "[1, 2]", "not an object"),
+        ("tokenizer.json", '{"model": ', "not a readable tokenizer.json"),
+    ],
+)
+def test_broken_tokenizer_files_are_named_by_the_server(tmp_path, tiny_pair, name, content, says):
+    """Through the real runtime entry point: one line naming the file, exit 2, no traceback."""
+    import shutil
+    import subprocess
+    import sys
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_pair.target, model)
+    (model / name).write_text(content)
+    result = subprocess.run(
+        [sys.executable, "-m", "specguard.runtime", "--model-path", str(model), "--port", "1"],
+        capture_output=True, text=True, timeout=120,
+    )
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert len(errors) == 1 and str(model / name) in errors[0] and says in errors[0]
