@@ -9,7 +9,15 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from specguard.models import Applicability, Change, Conflict, Finding, FlagValue, Frozen, Severity
+from specguard.models import (
+    Applicability,
+    Change,
+    Conflict,
+    Finding,
+    FlagValue,
+    Frozen,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Rule
 
 # One fix per round; a launch with more fixes than this is reported with the rest unapplied.

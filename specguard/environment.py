@@ -56,10 +56,10 @@ GPU_TABLE: dict[str, GpuSpec] = {
 # Peak memory bandwidth (TB/s) and dense BF16 tensor throughput (TFLOPS, no sparsity) per GPU,
 # for the roofline of `specguard accept --gpu`. Only GPUs with a figure read at a cited source.
 GPU_THROUGHPUT: dict[str, tuple[float, float, str]] = {
-    "h100": (3.35, 989.0, "NVIDIA H100 SXM datasheet as tabled at archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html "
-             "(3,350 GB/s; BF16 1,979 TFLOPS with sparsity, half without) and glennklockwood.com/garden/processors/h100 (BF16 matrix 989.4)"),
-    "h200": (4.8, 989.0, "lzwjava.github.io/nvidia-h200-gpu-specs-en (4.8 TB/s; same Hopper GH100 compute as H100) and "
-             "glennklockwood.com/garden/processors/h100 ('H200 GPUs are the same as H100 GPUs ... with HBM3e')"),
+    "h100": (3.35, 989.0, ("NVIDIA H100 SXM datasheet as tabled at archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html "
+             "(3,350 GB/s; BF16 1,979 TFLOPS with sparsity, half without) and glennklockwood.com/garden/processors/h100 (BF16 matrix 989.4)")),
+    "h200": (4.8, 989.0, ("lzwjava.github.io/nvidia-h200-gpu-specs-en (4.8 TB/s; same Hopper GH100 compute as H100) and "
+             "glennklockwood.com/garden/processors/h100 ('H200 GPUs are the same as H100 GPUs ... with HBM3e')")),
     "a100": (2.039, 312.0, "glennklockwood.com/garden/processors/A100 (80G SXM4: 2.039 TB/s; BF16 matrix 312), citing NVIDIA's A100 datasheet"),
     "a100-40gb": (1.555, 312.0, "glennklockwood.com/garden/processors/A100 (40G SXM4: 1.555 TB/s; BF16 matrix 312)"),
 }

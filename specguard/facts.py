@@ -69,7 +69,11 @@ def load_facts(
     if path.is_file():
         return facts_from_file(path, source=str(path), revision=revision, origin="local")
     if looks_like_repo_id(name):
-        from specguard.hub import HubUnavailable, download_config, offline_miss  # the hub client is only imported when needed
+        from specguard.hub import (  # the hub client is only imported when needed
+            HubUnavailable,
+            download_config,
+            offline_miss,
+        )
 
         source = f"{name}@{revision}" if revision else name
         try:

@@ -16,9 +16,9 @@ import math
 import re
 from collections.abc import Callable
 
+from specguard.dialects import spelled
 from specguard.errors import InputError
 from specguard.flags import ExtractedFlag, extracted_flags
-from specguard.dialects import spelled
 from specguard.models import Dialect
 from specguard.spec import FlagItem, LaunchSpec
 
@@ -111,7 +111,9 @@ def _human_readable_int(value: str) -> int:
             if "." in number:
                 raise ValueError(value)
             return int(number) * _IEC[suffix]
-        from decimal import Decimal  # SGLang's own arithmetic for "25.6k", only when a suffix is used
+        from decimal import (
+            Decimal,  # SGLang's own arithmetic for "25.6k", only when a suffix is used
+        )
 
         return int(Decimal(number) * _SI[suffix])
     return int(text)

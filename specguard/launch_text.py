@@ -36,7 +36,7 @@ SLIME_ENTRY_SCRIPTS = ("train.py", "train_async.py")
 SLIME_ARGS_ARRAY = "SGLANG_ARGS"
 _PYTHON = re.compile(r"^(?:.*/)?python(?:3(?:\.\d+)?)?$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$", re.S)
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=(.*)$", re.DOTALL)
 # Docker's own options that take a value as the next word (docker run --help).
 _DOCKER_VALUE_OPTIONS = {
     "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--shm-size",

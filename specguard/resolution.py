@@ -383,7 +383,12 @@ def cuda_graph_max_bs(spec: LaunchSpec, env: Environment) -> int | None:
     ``arg_groups/memory_hook.py:84-215``): an explicit list's largest size, else the explicit
     max, else the GPU-memory default lowered to a max running requests the user set (not the
     automatic 48, which is set later). Unknown GPU: None."""
-    from specguard.memory.estimate import default_graph_max_bs, explicit_graph_bs, explicit_graph_max_bs, gpu_visible_mib
+    from specguard.memory.estimate import (
+        default_graph_max_bs,
+        explicit_graph_bs,
+        explicit_graph_max_bs,
+        gpu_visible_mib,
+    )
 
     given = explicit_graph_bs(spec)
     if given:

@@ -103,7 +103,11 @@ def hub_weights(repo_id: str, *, revision: str | None, offline: bool, num_hidden
     if cached is not None or offline or constants.HF_HUB_OFFLINE:
         return cached
     from huggingface_hub import get_safetensors_metadata
-    from huggingface_hub.errors import HfHubHTTPError, NotASafetensorsRepoError, SafetensorsParsingError
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        NotASafetensorsRepoError,
+        SafetensorsParsingError,
+    )
 
     try:
         metadata = get_safetensors_metadata(repo_id, revision=revision)

@@ -38,8 +38,8 @@ sys.path.insert(0, str(REPO))
 
 PROMPTS = [
     "def scale_3(x):\n    value = x + 3\n    return scale(value)\n\n",
-    "def merge_all(items):\n    result = []\n    for item in items:\n"
-    "        result.append(merge_4(item))\n    return result\n\n",
+    ("def merge_all(items):\n    result = []\n    for item in items:\n"
+    "        result.append(merge_4(item))\n    return result\n\n"),
     "class Parse7:\n    def __init__(self, key):\n        self.key = key\n\n",
     "def fetch_12(node):\n    value = node * 12\n    return fetch(value)\n\ndef fetch_13(node):\n",
     "def count_5(size):\n    value = size + 5\n    return count(value)\n\ndef count_all(sizes):\n    result = []\n",

@@ -166,7 +166,7 @@ def main(argv=None) -> int:
     doc = {
         "sglang_version": version,
         "generated_by": "scripts/sglang_env/extract_flags.py",
-        "generated_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "generated_at": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
         "parser": {
             "prog": parser.prog,
             "allow_abbrev": parser.allow_abbrev,

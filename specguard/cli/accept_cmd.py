@@ -94,7 +94,13 @@ def accept_command(
 def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_tokens, temperature, device, dtype,  # type: ignore[no-untyped-def]
          gpu, batch_sizes, context, plot, as_json) -> None:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     from specguard.environment import gpu_by_name, gpu_throughput
 
@@ -115,6 +121,8 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
     if missing:
         raise InputError(f"specguard accept runs the reference runtime and needs {', '.join(missing)}", hint="pip install 'specguard[runtime]'")
 
+    import torch
+
     from specguard.runtime.acceptance import (
         detect_algorithm,
         forward_cost,
@@ -125,8 +133,6 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
         settings_grid,
     )
     from specguard.runtime.errors import RuntimeInputError
-
-    import torch
 
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda: no CUDA device is available to torch here", hint="use --device cpu")

@@ -12,6 +12,13 @@ import typer
 
 from specguard import engine
 from specguard.cli.errors import clean_errors
+from specguard.cli.launch_forms import (
+    LaunchRequest,
+    reject_misspelled_options,
+    requests_from,
+    version_from_image,
+    wants_help,
+)
 from specguard.cli.options import (
     DialectOpt,
     Draft,
@@ -27,10 +34,15 @@ from specguard.cli.options import (
     Target,
     UnsafeFixes,
 )
-from specguard.cli.launch_forms import LaunchRequest, reject_misspelled_options, requests_from, version_from_image, wants_help
 from specguard.inputs import CheckInputs, gather
 from specguard.models import Applicability, Dialect
-from specguard.report import SCHEMA_VERSION, json_text, outcome_json, outcome_sarif, print_human
+from specguard.report import (
+    SCHEMA_VERSION,
+    json_text,
+    outcome_json,
+    outcome_sarif,
+    print_human,
+)
 from specguard.rules import ALL_RULES
 from specguard.rules.base import CheckContext
 
@@ -76,7 +88,9 @@ def build_inputs(
         explicit_models=frozenset(role for role, given in (("target", target), ("draft", draft)) if given),
     )
     if preset:
-        from specguard.presets import apply_preset  # presets read YAML: only imported when asked
+        from specguard.presets import (
+            apply_preset,  # presets read YAML: only imported when asked
+        )
 
         inputs = apply_preset(preset, inputs)
     return inputs

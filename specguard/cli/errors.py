@@ -25,7 +25,7 @@ def clean_errors(json_output: Callable[[], bool | str] = lambda: False) -> Itera
         _fail(error.one_line(), json_output())
     except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
         raise
-    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
+    except Exception as error:
         if debug_enabled():
             raise
         _fail(f"internal error ({error.__class__.__name__}): {_redact(str(error))}; rerun with SPECGUARD_DEBUG=1 for the traceback", json_output())

@@ -31,8 +31,12 @@ from typing import IO, Annotated, Any
 import typer
 
 from specguard.cli.check import build_inputs, own_options, run_check
-from specguard.cli.launch_forms import reject_misspelled_options, requests_from, wants_help
 from specguard.cli.errors import clean_errors
+from specguard.cli.launch_forms import (
+    reject_misspelled_options,
+    requests_from,
+    wants_help,
+)
 from specguard.cli.options import (
     DialectOpt,
     Draft,
@@ -48,8 +52,6 @@ from specguard.cli.options import (
 )
 from specguard.errors import InputError
 from specguard.models import Applicability
-
-
 
 # The signals that stop a launch: Ctrl-C, kill, the terminal closing (SIGHUP) and Ctrl-\\ (SIGQUIT).
 # Each is passed to the runtime's process group and the launcher exits 128 + N.
@@ -173,7 +175,13 @@ launch_command.__doc__ = (launch_command.__doc__ or "") + "\n\n" + EXIT_CODES_HE
 def _prepare(args: list[str], console: Any, *, as_json: bool, dry_run: bool, preset: str | None, no_fix: bool,
              unsafe_fixes: bool, force: bool, host: str | None, port: int | None, runtime: RuntimeChoice,
              dialect: Any, **inputs_kwargs: Any) -> dict[str, Any]:
-    from specguard.launch.runtimes import per_node_commands, plan_launch, resolve_tiny, uses_tiny, with_endpoint
+    from specguard.launch.runtimes import (
+        per_node_commands,
+        plan_launch,
+        resolve_tiny,
+        uses_tiny,
+        with_endpoint,
+    )
     from specguard.report import print_human
 
     inputs = build_inputs(args, preset=preset, dialect=dialect.value if dialect else None, **inputs_kwargs)
@@ -238,9 +246,8 @@ def _print_dry_run(session: dict[str, Any], as_json: bool, console: Any) -> None
         "nodes": [{"node_rank": rank, "shell": command} for rank, command in enumerate(session["nodes"])],
     }
     if as_json:
-        from specguard.report import outcome_json
-
         from specguard.redact import redact_argv
+        from specguard.report import outcome_json
 
         document = outcome_json(session["outcome"], session["ctx"], extra={"launch": launch})
         document["argv"] = redact_argv(document["argv"])
@@ -440,7 +447,11 @@ class _RichReporter:
             self.console.print(f"[red]smoke request failed[/red] ({result.route}): {result.error}")
 
     def statistics(self, info: dict[str, Any] | None, smoke: Any, log_accept_len: float | None) -> None:
-        from specguard.launch.verify import accept_length_meaning, avg_spec_accept_length, speculation_on
+        from specguard.launch.verify import (
+            accept_length_meaning,
+            avg_spec_accept_length,
+            speculation_on,
+        )
 
         if info is not None and not speculation_on(info):
             self.console.print("speculative statistics: none (speculation is off)")

@@ -11,7 +11,16 @@ from typing import Annotated
 import typer
 
 from specguard.cli.errors import clean_errors
-from specguard.cli.options import DialectChoice, EnvVars, Gpu, Offline, SglangVersion, Target, Draft, UnsafeFixes
+from specguard.cli.options import (
+    DialectChoice,
+    Draft,
+    EnvVars,
+    Gpu,
+    Offline,
+    SglangVersion,
+    Target,
+    UnsafeFixes,
+)
 from specguard.models import Dialect
 
 
@@ -40,7 +49,8 @@ def render_command(
     from specguard.cli.check import build_inputs, fix_level, run_check
 
     with clean_errors(lambda: to is RenderTarget.json):
-        from specguard.dialects import render, render_command as command_line
+        from specguard.dialects import render
+        from specguard.dialects import render_command as command_line
         from specguard.presets import load
         from specguard.presets.commands import dump_yaml, preset_document
 

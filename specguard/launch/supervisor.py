@@ -132,7 +132,7 @@ class Child:
                 self.last_accept_len = float(found.group(1))
             try:
                 self._log(line)
-            except Exception:  # noqa: BLE001 - a failing sink must never stop the draining, or the runtime blocks on a full pipe
+            except Exception:  # noqa: BLE001, S110 - a failing sink must never stop the draining, or the runtime blocks on a full pipe
                 pass
 
     def poll(self) -> int | None:

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from specguard.memory.params import ParamCount, count_draft, count_target, draft_kind, kv_bytes_per_token
+from specguard.memory.params import (
+    ParamCount,
+    count_draft,
+    count_target,
+    draft_kind,
+    kv_bytes_per_token,
+)
 from specguard.models import Environment, Frozen, ModelFacts
 from specguard.resolution import Resolution
 from specguard.spec import LaunchSpec

@@ -173,7 +173,7 @@ def count_draft(kind: str | None, draft: ModelFacts | None, target: ModelFacts |
     if not (h and layers and draft.num_attention_heads):
         return None
     if kind == "eagle3":
-        a_lin, a_rep, a_other = _attention(draft, 2 * h)
+        a_lin, _a_rep, a_other = _attention(draft, 2 * h)
         m_lin, _ = _mlp(draft, False)
         per_layer_linear = a_lin + m_lin
         head_vocab = draft.draft_vocab_size or draft.vocab_size or (target.vocab_size if target else 0) or 0

@@ -7,7 +7,11 @@ back as a preset. The shipped presets live in ``presets/`` at the top of the sou
 
 from __future__ import annotations
 
-from specguard.presets.commands import apply_preset, handled_findings, write_corrected_preset
+from specguard.presets.commands import (
+    apply_preset,
+    handled_findings,
+    write_corrected_preset,
+)
 from specguard.presets.loader import LoadedPreset, load, shipped_dir, shipped_names
 from specguard.presets.model import Preset
 

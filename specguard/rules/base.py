@@ -7,12 +7,11 @@ environment or a GPU.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
-
-import operator
 from functools import cache
+from typing import Any
 
 from packaging.version import Version
 
@@ -30,7 +29,6 @@ from specguard.models import (
 )
 from specguard.resolution import Resolution, canonical_algorithm, predict
 from specguard.spec import LaunchSpec
-
 
 _COMPARISONS = {
     "==": operator.eq,
@@ -93,7 +91,9 @@ class CheckContext:
 
     def flag(self, name: str) -> str:
         """How to name a flag to this user: in their dialect's spelling."""
-        from specguard.dialects import _spelling  # local: dialects imports spec, not rules
+        from specguard.dialects import (
+            _spelling,  # local: dialects imports spec, not rules
+        )
 
         return _spelling(name, self.spec.dialect)
 
@@ -104,7 +104,7 @@ class Example(Frozen):
     argv: tuple[str, ...]
     target: dict[str, Any] | None = None
     draft: dict[str, Any] | None = None
-    env: dict[str, str] = {}
+    env: dict[str, str] = {}  # noqa: RUF012 - a pydantic field: each instance gets its own copy
     gpu: str | None = None
     sglang_version: str | None = None
     dialect: Dialect = Dialect.SGLANG

@@ -46,8 +46,14 @@ from torch import nn
 from specguard.runtime.config import ModelConfig, parse_config
 from specguard.runtime.errors import CheckpointError
 from specguard.runtime.flags import EAGLE_HEAD_ARCHITECTURES as EAGLE_ARCHITECTURES
-from specguard.runtime.model import MLP, Attention, CausalLM, RMSNorm, causal_mask, rope_tables
-
+from specguard.runtime.model import (
+    MLP,
+    Attention,
+    CausalLM,
+    RMSNorm,
+    causal_mask,
+    rope_tables,
+)
 
 #: checkpoint spellings -> this module's names (SGLang's legacy map, llama_eagle3.py:338-343)
 _LEGACY_NAMES = {"midlayer.": "layers.0.", "aux_norm_low.": "fc_norm.0.", "aux_norm_mid.": "fc_norm.1.", "aux_norm_high.": "fc_norm.2."}

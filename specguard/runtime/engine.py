@@ -169,7 +169,7 @@ class Engine:
             self.metrics.num_running_reqs = 1
             try:
                 self._serve(req)
-            except Exception as exc:  # one request's failure must not stop the server
+            except Exception as exc:  # noqa: BLE001 - one request's failure must not stop the server
                 logger.error("request %s failed: %s\n%s", req.rid, exc, traceback.format_exc())
                 self._emit(req, "error", f"internal error: {exc}")
             finally:

@@ -102,7 +102,7 @@ class NgramCorpus:
             breadth = (longest - depth) * scale + self.min_bfs_breadth
             frontier = [(anchor, 0)]
             while frontier and len(tree) - 1 < budget:
-                take = max(1, int(round(breadth)))
+                take = max(1, round(breadth))
                 next_frontier = []
                 for node, tree_idx in frontier:
                     children = sorted(node.children.items(), key=lambda kv: -kv[1].stamp)[:take]

@@ -12,10 +12,20 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from fastapi.responses import (
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from specguard.runtime.engine import PRIORITY_HEALTH, PRIORITY_REQUEST, Engine, GenerateInput
+from specguard.runtime.engine import (
+    PRIORITY_HEALTH,
+    PRIORITY_REQUEST,
+    Engine,
+    GenerateInput,
+)
 from specguard.runtime.errors import RequestError
 from specguard.runtime.speculative import SamplingParams
 
@@ -459,7 +469,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
                 async for payload in stream_results(inp, request):
                     meta = payload["meta_info"]
                     rid = meta["id"]
-                    delta_text = payload["text"][len(sent) :] if payload["text"].startswith(sent) else payload["text"]
+                    delta_text = payload["text"].removeprefix(sent)
                     sent = payload["text"]
                     finish = meta["finish_reason"]
                     if chat:

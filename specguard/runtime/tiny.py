@@ -328,7 +328,6 @@ def _unrolled_eagle3_loss(head, embeds, aux, teacher_logp, recipe: Eagle3Recipe)
     ``j - u + v`` (v = 1..u): what the runtime's draft step ``u`` at a committed length ``j - u + 1`` sees.
     """
     import torch
-    import torch.nn.functional as F
 
     from specguard.runtime.config import rope_inv_freq
 
@@ -351,6 +350,7 @@ def _unrolled_eagle3_loss(head, embeds, aux, teacher_logp, recipe: Eagle3Recipe)
     values: list = []
     hidden = head.project(aux)
     total = torch.zeros(())
+    out = hidden  # replaced by each step's output; step 0 reads the projected aux states instead
     for u in range(recipe.unroll):
         if u > 0:  # the previous step's output one row up; row 0 has none (and no loss)
             hidden = torch.cat([torch.zeros_like(out[:, :1]), out[:, :-1]], dim=1)

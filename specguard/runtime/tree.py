@@ -6,7 +6,7 @@ import torch
 
 
 class DraftTree:
-    __slots__ = ("tokens", "parents", "depths", "children")
+    __slots__ = ("children", "depths", "parents", "tokens")
 
     def __init__(self) -> None:
         self.tokens: list[int] = []

@@ -11,7 +11,12 @@ import pytest
 from specguard.errors import InputError
 from specguard.facts import load_facts
 from specguard.weights import read_header
-from tests.catalog.safetensors_files import eagle2_head, eagle3_head, write_checkpoint, write_safetensors
+from tests.catalog.safetensors_files import (
+    eagle2_head,
+    eagle3_head,
+    write_checkpoint,
+    write_safetensors,
+)
 from tests.conftest import DRAFT_TEMPLATES, HF_CONFIGS, run_cli_json
 
 LLAMA3_EAGLE3 = json.loads((DRAFT_TEMPLATES / "sgl-project-SpecForge" / "llama3-8B-eagle3.json").read_text())
@@ -23,9 +28,9 @@ DRAFT_RULES = {"DM100", "DM101", "DM102", "DM103"}
 def llama3_head(**changes) -> dict:
     """The tensors of an EAGLE3 head for Llama-3.1-8B with SpecForge's llama3-8B-eagle3.json shape."""
     c = LLAMA3_EAGLE3
-    sizes = dict(hidden=c["hidden_size"], target_hidden=c["hidden_size"], aux=3, intermediate=c["intermediate_size"],
-                 heads=c["num_attention_heads"], kv_heads=c["num_key_value_heads"], vocab=c["vocab_size"],
-                 draft_vocab=c["draft_vocab_size"], dtype="F16")
+    sizes = {"hidden": c["hidden_size"], "target_hidden": c["hidden_size"], "aux": 3, "intermediate": c["intermediate_size"],
+                 "heads": c["num_attention_heads"], "kv_heads": c["num_key_value_heads"], "vocab": c["vocab_size"],
+                 "draft_vocab": c["draft_vocab_size"], "dtype": "F16"}
     return eagle3_head(**{**sizes, **changes})
 
 
@@ -44,7 +49,7 @@ def test_header_reader_matches_the_safetensors_library(tmp_path: Path) -> None:
     header = read_header(path)
     with safetensors.safe_open(str(path), framework="numpy") as handle:
         assert set(handle.keys()) == set(header)
-        for name in handle.keys():
+        for name in handle:
             assert tuple(handle.get_slice(name).get_shape()) == header[name][1]
     assert header["fc.weight"] == ("F16", (4096, 12288))
     assert path.stat().st_blocks * 512 < 1024 * 1024  # the 800 MB data section is a hole
@@ -79,7 +84,7 @@ def test_a_damaged_header_is_bad_input(tmp_path: Path) -> None:
 
 def test_weights_read_from_a_real_hf_cache_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """models--ORG--NAME/snapshots/<commit>/ with refs/main, as huggingface_hub lays it out."""
-    import huggingface_hub.constants as constants
+    from huggingface_hub import constants
 
     cache = tmp_path / "hub"
     repo = cache / "models--lmsys--Qwen3-235B-A22B-EAGLE3"
@@ -99,7 +104,7 @@ def test_weights_read_from_a_real_hf_cache_layout(tmp_path: Path, monkeypatch: p
 
 
 def test_a_complete_eagle3_head_passes_every_weight_rule(tmp_path: Path) -> None:
-    code, document = check_eagle3(write_checkpoint(tmp_path / "head", LLAMA3_EAGLE3, [llama3_head()]))
+    _code, document = check_eagle3(write_checkpoint(tmp_path / "head", LLAMA3_EAGLE3, [llama3_head()]))
     assert not codes(document) & DRAFT_RULES, document["findings"]
     assert document["draft"]["weights"]["fc_shape"] == [4096, 12288]
     assert document["target"]["origin"] == "catalog"
@@ -154,7 +159,7 @@ def _deepseek_v3_target(tmp_path: Path, *, with_mtp: bool) -> Path:
 @pytest.mark.parametrize("with_mtp", [False, True])
 def test_mtp_target_without_mtp_weights_is_caught(tmp_path: Path, with_mtp: bool) -> None:
     target = _deepseek_v3_target(tmp_path, with_mtp=with_mtp)
-    code, document = run_cli_json("check", "--offline", "--", "--model-path", str(target), "--speculative-algorithm", "EAGLE", "--tp-size", "8")
+    _code, document = run_cli_json("check", "--offline", "--", "--model-path", str(target), "--speculative-algorithm", "EAGLE", "--tp-size", "8")
     assert ("DM104" in codes(document)) is (not with_mtp), document["findings"]
     weights = document["target"]["weights"]
     assert weights["mtp_tensors"] == (2 if with_mtp else 0) and weights["quantized_tensors"] >= 2
@@ -166,7 +171,7 @@ def test_a_four_aux_head_whose_config_names_four_layers_loads_from_0_5_12_only(t
     directory = write_checkpoint(tmp_path / "head", config, [llama3_head(aux=4)])
     _, current = check_eagle3(directory)
     assert "DM101" not in codes(current)
-    code, old = run_cli_json("check", "--offline", "--sglang-version", "0.5.11", "--", "--model-path", "meta-llama/Llama-3.1-8B-Instruct",
+    _code, old = run_cli_json("check", "--offline", "--sglang-version", "0.5.11", "--", "--model-path", "meta-llama/Llama-3.1-8B-Instruct",
                              "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(directory))
     message = next(f["message"] for f in old["findings"] if f["code"] == "DM101")
     assert "3 aux states whatever the config says" in message

@@ -65,7 +65,7 @@ def test_sarif(eagle3_llama_draft_dir: Path) -> None:
 
 
 def test_slime_spelling_round_trips(eagle3_llama_draft_dir: Path) -> None:
-    code, doc = run_cli_json(
+    _code, doc = run_cli_json(
         "check", "--unsafe-fixes", "--",
         "--hf-checkpoint", LLAMA, "--sglang-speculative-algorithm", "EAGLE3",
         "--sglang-speculative-draft-model-path", str(eagle3_llama_draft_dir),

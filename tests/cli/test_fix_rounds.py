@@ -21,7 +21,7 @@ def slime_guide_without_context_cap(tmp_path: Path) -> Path:
     """slime's EAGLE3 guide array as published, less its `--sglang-context-length 2048` line: the
     case where a context cap and a memory fix used to be computed on the same stale launch."""
     text = (SHARED / "seeds" / "slime-speculative-decoding.en.md").read_text()
-    block = next(m.group(1) for m in re.finditer(r"```(?:bash|sh|shell)[^\n]*\n(.*?)```", text, re.S) if "SGLANG_ARGS" in m.group(1))
+    block = next(m.group(1) for m in re.finditer(r"```(?:bash|sh|shell)[^\n]*\n(.*?)```", text, re.DOTALL) if "SGLANG_ARGS" in m.group(1))
     assert "--sglang-context-length 2048" in block and "--sglang-max-running-requests 48" in block
     script = tmp_path / "slime-guide.sh"
     script.write_text("".join(line for line in block.splitlines(keepends=True) if "--sglang-context-length" not in line))

@@ -238,7 +238,7 @@ def test_human_report_names_script_line() -> None:
 def doc_blocks(seed: str) -> list[tuple[int, str]]:
     text = (SHARED / "seeds" / seed).read_text()
     blocks = []
-    for match in re.finditer(r"```(?:bash|sh|shell)[^\n]*\n(.*?)```", text, re.S):
+    for match in re.finditer(r"```(?:bash|sh|shell)[^\n]*\n(.*?)```", text, re.DOTALL):
         if "launch_server" in match.group(1):
             blocks.append((text[: match.start()].count("\n") + 2, match.group(1)))
     return blocks
@@ -279,7 +279,7 @@ def test_sgl_jax_docs_launch_block() -> None:
 def test_slime_guide_array_alone() -> None:
     """slime's guide publishes only the SGLANG_ARGS array; it is read as the launch's SGLang part."""
     text = (SHARED / "seeds" / "slime-speculative-decoding.en.md").read_text()
-    block = next(m.group(1) for m in re.finditer(r"```(?:bash|sh|shell)[^\n]*\n(.*?)```", text, re.S) if "SGLANG_ARGS" in m.group(1))
+    block = next(m.group(1) for m in re.finditer(r"```(?:bash|sh|shell)[^\n]*\n(.*?)```", text, re.DOTALL) if "SGLANG_ARGS" in m.group(1))
     result = run_with_stdin(block, "check", "-", "--offline", "--gpu", "H100", "--format", "json")
     assert result.returncode in (0, 1), result.stdout + result.stderr
     doc = json.loads(result.stdout)

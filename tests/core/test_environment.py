@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from specguard.environment import NEWEST_KNOWN_SGLANG, build_environment, detect_gpu, gpu_by_name, installed_sglang_version
+from specguard.environment import (
+    NEWEST_KNOWN_SGLANG,
+    build_environment,
+    detect_gpu,
+    gpu_by_name,
+    installed_sglang_version,
+)
 from specguard.errors import InputError
 
 REQUIRED = ["H100", "H200", "H20", "H800", "A100", "A800", "L40S", "L4", "B200", "GB200", "GB300", "MI300X", "MI325X", "MI355X", "TPU", "cpu"]

@@ -14,14 +14,14 @@ from tests.conftest import DRAFT_TEMPLATES, HF_CONFIGS
 FIXTURES = sorted(p.parent for p in HF_CONFIGS.rglob("config.json"))
 
 EXPECTED = {
-    "meta-llama/Llama-3.1-8B-Instruct": dict(architecture="LlamaForCausalLM", dtype="bfloat16", max_position_embeddings=131072, vocab_size=128256, num_key_value_heads=8),
-    "meta-llama/Llama-2-7b-chat-hf": dict(architecture="LlamaForCausalLM", dtype="float16", max_position_embeddings=2048, vocab_size=32000),
-    "Qwen/Qwen2.5-7B-Instruct": dict(architecture="Qwen2ForCausalLM", dtype="bfloat16", max_position_embeddings=32768, vocab_size=152064),
-    "Qwen/Qwen3-32B": dict(architecture="Qwen3ForCausalLM", num_hidden_layers=64, hidden_size=5120, vocab_size=151936),
-    "Qwen/Qwen3-235B-A22B": dict(architecture="Qwen3MoeForCausalLM", num_hidden_layers=94, num_experts=128),
-    "deepseek-ai/DeepSeek-V3": dict(architecture="DeepseekV3ForCausalLM", num_nextn_predict_layers=1, quantization="fp8", kv_lora_rank=512),
-    "deepseek-ai/DeepSeek-R1": dict(architecture="DeepseekV3ForCausalLM", num_nextn_predict_layers=1),
-    "yuhuili/EAGLE-llama2-chat-7B": dict(architecture="LlamaForCausalLM", num_hidden_layers=1, dtype="float16"),
+    "meta-llama/Llama-3.1-8B-Instruct": {"architecture": "LlamaForCausalLM", "dtype": "bfloat16", "max_position_embeddings": 131072, "vocab_size": 128256, "num_key_value_heads": 8},
+    "meta-llama/Llama-2-7b-chat-hf": {"architecture": "LlamaForCausalLM", "dtype": "float16", "max_position_embeddings": 2048, "vocab_size": 32000},
+    "Qwen/Qwen2.5-7B-Instruct": {"architecture": "Qwen2ForCausalLM", "dtype": "bfloat16", "max_position_embeddings": 32768, "vocab_size": 152064},
+    "Qwen/Qwen3-32B": {"architecture": "Qwen3ForCausalLM", "num_hidden_layers": 64, "hidden_size": 5120, "vocab_size": 151936},
+    "Qwen/Qwen3-235B-A22B": {"architecture": "Qwen3MoeForCausalLM", "num_hidden_layers": 94, "num_experts": 128},
+    "deepseek-ai/DeepSeek-V3": {"architecture": "DeepseekV3ForCausalLM", "num_nextn_predict_layers": 1, "quantization": "fp8", "kv_lora_rank": 512},
+    "deepseek-ai/DeepSeek-R1": {"architecture": "DeepseekV3ForCausalLM", "num_nextn_predict_layers": 1},
+    "yuhuili/EAGLE-llama2-chat-7B": {"architecture": "LlamaForCausalLM", "num_hidden_layers": 1, "dtype": "float16"},
 }
 
 
@@ -82,7 +82,7 @@ def test_directory_without_config(tmp_path: Path) -> None:
 
 def test_repo_id_offline_and_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    import huggingface_hub.constants as constants
+    from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     # A model the catalog does not hold either (the catalog stands in for the ones it holds).
@@ -91,7 +91,7 @@ def test_repo_id_offline_and_not_cached(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_repo_id_offline_and_not_cached_falls_back_to_the_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import huggingface_hub.constants as constants
+    from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     facts = load_facts("meta-llama/Llama-3.1-8B-Instruct", offline=True)
@@ -105,7 +105,7 @@ def test_repo_id_offline_and_not_cached_falls_back_to_the_catalog(tmp_path: Path
 
 def test_repo_id_read_from_a_real_hf_cache_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """hf_hub_download(local_files_only) resolves refs/main -> snapshots/<commit>/config.json, as the hub client lays it out."""
-    import huggingface_hub.constants as constants
+    from huggingface_hub import constants
 
     cache = tmp_path / "hub"
     repo = cache / "models--meta-llama--Llama-3.1-8B-Instruct"

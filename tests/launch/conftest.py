@@ -24,7 +24,7 @@ class Launcher:
 
     def __init__(self, args: list[str], env: dict[str, str], tmp: Path, name: str = "launch") -> None:
         self.out_path, self.err_path = tmp / f"{name}.out", tmp / f"{name}.err"
-        self._out, self._err = open(self.out_path, "wb"), open(self.err_path, "wb")
+        self._out, self._err = open(self.out_path, "wb"), open(self.err_path, "wb")  # noqa: SIM115 - held by the child until stop()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "specguard", "launch", *args], stdout=self._out, stderr=self._err, env=env, cwd=REPO
         )

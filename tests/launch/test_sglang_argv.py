@@ -8,9 +8,7 @@ not here). Skipped when the venv is absent (scripts/sglang_env/setup.sh creates 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
-from pathlib import Path
 
 import pytest
 

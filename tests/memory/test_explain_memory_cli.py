@@ -19,7 +19,7 @@ def test_human_table() -> None:
 
 
 def test_json_memory_section() -> None:
-    code, document = run_cli_json("check", "--offline", "--gpu", "H100", "--target", TARGET, "--draft", DRAFT, "--explain-memory", "--", *ARGS)
+    _code, document = run_cli_json("check", "--offline", "--gpu", "H100", "--target", TARGET, "--draft", DRAFT, "--explain-memory", "--", *ARGS)
     memory = document["memory"]
     assert memory["estimated"] is True and memory["fits"] is True
     assert memory["kv_bytes_per_token"] == {"target": 131072, "draft": 4096}
@@ -34,7 +34,7 @@ def test_json_has_no_memory_section_without_the_option() -> None:
 
 
 def test_unknown_gpu_says_why() -> None:
-    code, document = run_cli_json("check", "--offline", "--target", TARGET, "--draft", DRAFT, "--explain-memory", "--", *ARGS)
+    _code, document = run_cli_json("check", "--offline", "--target", TARGET, "--draft", DRAFT, "--explain-memory", "--", *ARGS)
     assert document["memory"]["estimated"] is False and "--gpu" in document["memory"]["reason"]
     assert not [f for f in document["findings"] if f["code"] in ("MM001", "MM002")]
     result = run_cli("check", "--offline", "--target", TARGET, "--draft", DRAFT, "--explain-memory", "--", *ARGS)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from differential import PARITY_REPORT  # noqa: E402
+from differential import PARITY_REPORT
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

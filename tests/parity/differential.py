@@ -44,8 +44,8 @@ PEER = HERE / "peer"
 WARM_PEER = HERE / "peer_warm.py"
 
 sys.path.insert(0, str(PEER))
-import client as peer_client  # noqa: E402
-import make_models  # noqa: E402
+import client as peer_client
+import make_models
 
 SGLANG_VERSION = "0.5.23"
 # An A100 as SGLang sees one: CUDA, flashinfer installed, SM80, 80 GiB.
@@ -132,7 +132,7 @@ def generate(n: int, seed: int = 20261122) -> list[Case]:
         if draft is not None and rng.random() < 0.93:
             argv += ["--speculative-draft-model-path", f"{MODELS_PLACEHOLDER}/{draft}"]
 
-        def add(flag: str, value: Any) -> None:
+        def add(flag: str, value: Any, argv: list[str] = argv) -> None:
             if value is True:
                 argv.append(flag)
             elif value is not None and value is not False:
@@ -236,7 +236,7 @@ def specguard_side(case: Case, models: Path) -> SpecguardResult:
     from specguard.dialects import parse, render, render_env
     from specguard.engine import check
     from specguard.environment import gpu_by_name
-    from specguard.models import Applicability, Dialect, Environment, Severity
+    from specguard.models import Applicability, Dialect, Environment
     from specguard.rules import ALL_RULES
     from specguard.rules.base import CheckContext
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peer"))
 
-import sglang_peer  # noqa: E402  (redirects stdout to stderr on import; JSON goes to the saved fd)
+import sglang_peer
 
 EXTRA_MODULES = (
     "sglang.srt.model_loader",

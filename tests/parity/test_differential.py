@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import differential  # noqa: E402
-from differential import PARITY_REPORT  # noqa: E402
+import differential
+from differential import PARITY_REPORT
 
 SGLANG_PY = differential.peer_client.find_sglang_python()
 CASES = int(os.environ.get("SPECGUARD_PARITY_CASES", "2000"))

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import HF_FIXTURES, all_results, load_cases  # noqa: E402
+from corpus import HF_FIXTURES, all_results, load_cases
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
-import realworld_figures  # noqa: E402
+import realworld_figures
 
 CASES = load_cases()
 

@@ -8,7 +8,12 @@ import pytest
 import torch
 from runtime_helpers import llama_config, random_model
 
-from specguard.runtime.speculative import Decoder, SamplingParams, SpecConfig, logits_to_probs
+from specguard.runtime.speculative import (
+    Decoder,
+    SamplingParams,
+    SpecConfig,
+    logits_to_probs,
+)
 from specguard.runtime.tree import DraftTree
 
 VOCAB = 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -150,7 +151,7 @@ def test_streaming_generate_is_cumulative(server):
         assert len(payloads) > 1
         counts = [p["meta_info"]["completion_tokens"] for p in payloads]
         assert counts == sorted(counts)
-        assert all(b["text"].startswith(a["text"]) for a, b in zip(payloads, payloads[1:], strict=False))
+        assert all(b["text"].startswith(a["text"]) for a, b in itertools.pairwise(payloads))
         assert payloads[-1]["text"] == expected["text"] and payloads[-1]["output_ids"] == expected["output_ids"]
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import SGLANG_DIALECTS, is_mla_target, proposed_backend
+from specguard.rules.attention.backends import (
+    SGLANG_DIALECTS,
+    is_mla_target,
+    proposed_backend,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 # The flags through which fa3 reaches a backend constructor.

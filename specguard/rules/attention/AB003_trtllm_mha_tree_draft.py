@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, effective_topk, proposed_backend
+from specguard.rules.attention.backends import (
+    EAGLE_TREE_ALGORITHMS,
+    SGLANG_DIALECTS,
+    effective_topk,
+    proposed_backend,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 _TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")

@@ -10,7 +10,6 @@ from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
-
 # Issue 36352 (0.5.18, "persists in the latest version"): NGRAM's startup warmup crashes on torch_native.
 NGRAM_WARMUP_CRASH_SEEN_IN = Version("0.5.18")
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, effective_topk, is_mla_target, proposed_backend
+from specguard.rules.attention.backends import (
+    EAGLE_TREE_ALGORITHMS,
+    SGLANG_DIALECTS,
+    effective_topk,
+    is_mla_target,
+    proposed_backend,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 _FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")

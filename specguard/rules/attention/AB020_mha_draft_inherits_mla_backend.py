@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, attention_backend, effective_topk
+from specguard.rules.attention.backends import (
+    EAGLE_TREE_ALGORITHMS,
+    SGLANG_DIALECTS,
+    attention_backend,
+    effective_topk,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 # Backends whose factory refuses a runner without MLA (sglang 0.5.23

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, attention_backend, is_mla_target
+from specguard.rules.attention.backends import (
+    EAGLE_TREE_ALGORITHMS,
+    SGLANG_DIALECTS,
+    attention_backend,
+    is_mla_target,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 PERSIST = "SGLANG_AITER_MLA_PERSIST"  # default True (aiter_backend.py:55 in 0.5.9)

@@ -14,7 +14,10 @@ from __future__ import annotations
 from packaging.version import Version
 
 from specguard.models import Dialect
-from specguard.resolution import DEFAULT_PICKED_BEFORE_SPEC_SINCE, TRTLLM_DEFAULT_ON_SM100_SINCE  # noqa: F401  (re-exported)
+from specguard.resolution import (  # noqa: F401  (re-exported)
+    DEFAULT_PICKED_BEFORE_SPEC_SINCE,
+    TRTLLM_DEFAULT_ON_SM100_SINCE,
+)
 from specguard.resolution import default_backend as resolution_default_backend
 from specguard.rules.base import CheckContext
 

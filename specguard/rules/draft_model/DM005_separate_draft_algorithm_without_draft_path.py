@@ -6,7 +6,10 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
-from specguard.rules.draft_model._common import MTP_AUTOFILL_ARCHITECTURES, is_mtp_capable
+from specguard.rules.draft_model._common import (
+    MTP_AUTOFILL_ARCHITECTURES,
+    is_mtp_capable,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

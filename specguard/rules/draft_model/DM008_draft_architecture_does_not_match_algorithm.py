@@ -60,7 +60,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             yield RULE.finding(
                 "the EAGLE3 draft's architectures say LlamaForCausalLM (an original yuhuili upload): SGLang "
                 "loads it as a plain one-layer Llama, skips its fc and d2t weights, and its lm_head has "
-                f"draft_vocab_size rows, so loading fails or the draft ignores the target's hidden states. "
+                "draft_vocab_size rows, so loading fails or the draft ignores the target's hidden states. "
                 "Set architectures to [\"LlamaForCausalLMEagle3\"] in its config.json (as the lmsys/jamesliu1 "
                 "copies do)",
                 flags=("--speculative-draft-model-path",),

@@ -6,7 +6,10 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
-from specguard.rules.draft_model._common import MTP_AUTOFILL_ARCHITECTURES, MTP_AUTOFILL_NO_WARNING
+from specguard.rules.draft_model._common import (
+    MTP_AUTOFILL_ARCHITECTURES,
+    MTP_AUTOFILL_NO_WARNING,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -6,7 +6,11 @@ from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
-from specguard.rules.draft_model._common import EAGLE2_FC_FACTOR, EAGLE3_AUX_COUNT_FROM_CONFIG, eagle3_fc_layout
+from specguard.rules.draft_model._common import (
+    EAGLE2_FC_FACTOR,
+    EAGLE3_AUX_COUNT_FROM_CONFIG,
+    eagle3_fc_layout,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

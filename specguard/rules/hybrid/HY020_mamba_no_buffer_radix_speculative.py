@@ -8,7 +8,12 @@ from packaging.version import Version
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
-from specguard.rules.hybrid._hybrid import STRATEGY_FLAGS, is_mamba_radix_target, mamba_strategy, strategy_flag
+from specguard.rules.hybrid._hybrid import (
+    STRATEGY_FLAGS,
+    is_mamba_radix_target,
+    mamba_strategy,
+    strategy_flag,
+)
 
 # From 0.5.11 a ROCm launch gets the radix cache switched off instead of the error
 # (sglang 0.5.11 server_args.py:2441-2456, PR 22908); 0.5.10 raises on every platform.

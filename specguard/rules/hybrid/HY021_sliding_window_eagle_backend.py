@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, attention_backend, proposed_backend
+from specguard.rules.attention.backends import (
+    EAGLE_TREE_ALGORITHMS,
+    SGLANG_DIALECTS,
+    attention_backend,
+    proposed_backend,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.hybrid._hybrid import SLIDING_WINDOW_ARCHITECTURES
 

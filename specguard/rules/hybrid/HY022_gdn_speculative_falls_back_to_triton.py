@@ -105,8 +105,8 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/pull/39819",
         "sglang 0.5.9: python/sglang/srt/server_args.py:1600-1605 (triton on SM100 whatever the launch)",
         "sglang 0.5.10: python/sglang/srt/server_args.py:1977-2005, 2217-2250; utils/common.py:2669-2673",
-        "sglang 0.5.14: python/sglang/srt/server_args.py:4182-4211 (page size 64 or 1), 4407-4446; "
-        "utils/common.py:3010-3014",
+        ("sglang 0.5.14: python/sglang/srt/server_args.py:4182-4211 (page size 64 or 1), 4407-4446; "
+        "utils/common.py:3010-3014"),
     ),
     dialects=SGLANG_DIALECTS,
     sglang_versions=">=0.5.10",

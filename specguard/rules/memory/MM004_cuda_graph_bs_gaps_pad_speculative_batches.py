@@ -5,7 +5,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from specguard.memory.estimate import explicit_graph_bs, graph_bs_flag, spec_graph_schedule
+from specguard.memory.estimate import (
+    explicit_graph_bs,
+    graph_bs_flag,
+    spec_graph_schedule,
+)
 from specguard.models import Applicability, Edit, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 

@@ -1,8 +1,14 @@
 """MM: GPU memory and CUDA graphs."""
 
 from specguard.rules.memory import MM001_memory_does_not_fit_gpu as MM001
-from specguard.rules.memory import MM002_kv_pool_short_of_context_and_concurrency as MM002
-from specguard.rules.memory import MM003_max_running_requests_above_cuda_graph_bs as MM003
-from specguard.rules.memory import MM004_cuda_graph_bs_gaps_pad_speculative_batches as MM004
+from specguard.rules.memory import (
+    MM002_kv_pool_short_of_context_and_concurrency as MM002,
+)
+from specguard.rules.memory import (
+    MM003_max_running_requests_above_cuda_graph_bs as MM003,
+)
+from specguard.rules.memory import (
+    MM004_cuda_graph_bs_gaps_pad_speculative_batches as MM004,
+)
 
 RULES = (MM001.RULE, MM002.RULE, MM003.RULE, MM004.RULE)

@@ -8,7 +8,13 @@ from packaging.version import Version
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
-from specguard.rules.spec_params._shared import attn_dp_enabled, attn_dp_flags, device, drop_attn_dp, int_flag
+from specguard.rules.spec_params._shared import (
+    attn_dp_enabled,
+    attn_dp_flags,
+    device,
+    drop_attn_dp,
+    int_flag,
+)
 
 # DFLASH with attention DP: always rejected 0.5.11-0.5.19, rejected off NPU 0.5.20-0.5.22, and
 # from 0.5.23 allowed on CUDA with --enable-dp-lm-head, no context parallel, no DP spec/prefill

@@ -6,7 +6,12 @@ from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
-from specguard.rules.spec_params._shared import EAGLE_FAMILY, attn_dp_enabled, attn_dp_flags, drop_attn_dp
+from specguard.rules.spec_params._shared import (
+    EAGLE_FAMILY,
+    attn_dp_enabled,
+    attn_dp_flags,
+    drop_attn_dp,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -6,7 +6,13 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
-from specguard.rules.sgl_jax._jax import OVERLAP_RELAXED, backend, jax_example, params, raw_algorithm
+from specguard.rules.sgl_jax._jax import (
+    OVERLAP_RELAXED,
+    backend,
+    jax_example,
+    params,
+    raw_algorithm,
+)
 
 
 def overlap_supported(ctx: CheckContext) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.flags import FLAGS_BY_NAME, extracted_flags
-from specguard.models import Dialect, Edit, Finding, Severity, Applicability
+from specguard.models import Applicability, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.slime._slime import (
     DTYPE_ALLOWED_SINCE,

@@ -9,8 +9,13 @@ from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, extracted_flags
 from specguard.models import Applicability, Dialect, Edit, Finding, FlagValue, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.slime._slime import (
+    SKIPPED_DESTS_HEAD,
+    SLIME_HEAD,
+    SLIME_OWN_SGLANG_FLAGS,
+    written_as_sglang,
+)
 from specguard.spec import convert
-from specguard.rules.slime._slime import SKIPPED_DESTS_HEAD, SLIME_HEAD, SLIME_OWN_SGLANG_FLAGS, written_as_sglang
 
 
 def _typed(flag: str, values: tuple[str, ...]) -> FlagValue:

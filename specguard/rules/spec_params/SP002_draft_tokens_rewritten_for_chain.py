@@ -6,8 +6,10 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
-from specguard.rules.spec_params.SP001_spec_params_partially_set import adaptive_fills_in
 from specguard.rules.spec_params._shared import EAGLE_FAMILY
+from specguard.rules.spec_params.SP001_spec_params_partially_set import (
+    adaptive_fills_in,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

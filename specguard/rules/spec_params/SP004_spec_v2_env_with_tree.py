@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    fix_of,
+    set_flags,
+)
 
 ENV = "SGLANG_ENABLE_SPEC_V2"
 

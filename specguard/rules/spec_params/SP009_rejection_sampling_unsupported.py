@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    fix_of,
+    set_flags,
+)
 from specguard.rules.spec_params._shared import float_flag
 
 REJECTION = "--speculative-use-rejection-sampling"

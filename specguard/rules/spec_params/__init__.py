@@ -13,7 +13,9 @@ from specguard.rules.spec_params import SP010_block_verification_unsupported as 
 from specguard.rules.spec_params import SP011_draft_window_invalid as SP011
 from specguard.rules.spec_params import SP012_ngram_external_corpus_budget as SP012
 from specguard.rules.spec_params import SP020_multi_layer_eagle_not_a_chain as SP020
-from specguard.rules.spec_params import SP060_ngram_capacity_not_above_trie_depth as SP060
+from specguard.rules.spec_params import (
+    SP060_ngram_capacity_not_above_trie_depth as SP060,
+)
 
 RULES = (
     SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,

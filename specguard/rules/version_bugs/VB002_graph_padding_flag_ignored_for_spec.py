@@ -6,7 +6,10 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.resolution import DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
-from specguard.rules.attention.backends import SGLANG_DIALECTS, SPECULATIVE_GRAPH_ALGORITHMS
+from specguard.rules.attention.backends import (
+    SGLANG_DIALECTS,
+    SPECULATIVE_GRAPH_ALGORITHMS,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 
 # The largest size SGLang's own speculative capture list reached before 0.5.3 on <90 GB GPUs.

@@ -8,7 +8,12 @@ from collections.abc import Iterator
 from specguard.flags import FLAGS_BY_NAME, extracted_flags
 from specguard.models import Applicability, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
-from specguard.rules.version_bugs._renames import CUDA_GRAPH_RENAMES, DRAFT_WINDOW_RENAME, NGRAM_DEPTH_RENAME, NGRAM_WINDOW_FLAGS_REMOVED
+from specguard.rules.version_bugs._renames import (
+    CUDA_GRAPH_RENAMES,
+    DRAFT_WINDOW_RENAME,
+    NGRAM_DEPTH_RENAME,
+    NGRAM_WINDOW_FLAGS_REMOVED,
+)
 
 # The table shipped with specguard (specguard/data/sglang-0.5.23-flags.json).
 TABLE_VERSION = "0.5.23"

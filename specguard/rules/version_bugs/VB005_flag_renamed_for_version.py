@@ -6,8 +6,19 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of, set_flags
-from specguard.rules.version_bugs._renames import ATTN_DP_SINCE, DRAFT_WINDOW_RENAME, knows
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    fix_of,
+    set_flags,
+)
+from specguard.rules.version_bugs._renames import (
+    ATTN_DP_SINCE,
+    DRAFT_WINDOW_RENAME,
+    knows,
+)
 
 
 def _window(ctx: CheckContext) -> Iterator[Finding]:

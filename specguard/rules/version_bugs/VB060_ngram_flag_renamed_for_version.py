@@ -7,7 +7,12 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
-from specguard.rules.version_bugs._renames import NGRAM_DEPTH_RENAME, NGRAM_FLAGS_SINCE, NGRAM_WINDOW_FLAGS_REMOVED, knows
+from specguard.rules.version_bugs._renames import (
+    NGRAM_DEPTH_RENAME,
+    NGRAM_FLAGS_SINCE,
+    NGRAM_WINDOW_FLAGS_REMOVED,
+    knows,
+)
 
 
 def _value(ctx: CheckContext, flag: str) -> str | bool:

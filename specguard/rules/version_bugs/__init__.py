@@ -1,7 +1,11 @@
 """VB: known bugs and renamed flags of specific SGLang versions."""
 
-from specguard.rules.version_bugs import VB001_flashinfer_draft_graph_padding_crash as VB001
-from specguard.rules.version_bugs import VB002_graph_padding_flag_ignored_for_spec as VB002
+from specguard.rules.version_bugs import (
+    VB001_flashinfer_draft_graph_padding_crash as VB001,
+)
+from specguard.rules.version_bugs import (
+    VB002_graph_padding_flag_ignored_for_spec as VB002,
+)
 from specguard.rules.version_bugs import VB003_cuda_graph_flag_renamed as VB003
 from specguard.rules.version_bugs import VB004_unknown_or_abbreviated_flag as VB004
 from specguard.rules.version_bugs import VB005_flag_renamed_for_version as VB005

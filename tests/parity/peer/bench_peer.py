@@ -25,8 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import client  # noqa: E402
-import make_models  # noqa: E402
+import client
+import make_models
 
 COLD = r"""
 import os, sys, time

@@ -26,6 +26,7 @@ import shutil
 import sys
 from pathlib import Path
 
+
 def _default_fixtures() -> Path:
     env = os.environ.get("SPECGUARD_FIXTURES")
     if env:
@@ -76,8 +77,8 @@ MODELS: dict[str, tuple[str, list[str] | None, str]] = {
                      "SpecForge qwen3-8b-dflash template verbatim (DFlashDraftModel, block_size 16)"),
     "eagle-llama2-chat-7b": (f"{HF}/yuhuili/EAGLE-llama2-chat-7B/config.json",
                              ["LlamaForCausalLMEagle"],
-                             "yuhuili/EAGLE-llama2-chat-7B, architectures -> LlamaForCausalLMEagle "
-                             "(what lmsys/sglang-EAGLE-llama2-chat-7B changes)"),
+                             ("yuhuili/EAGLE-llama2-chat-7B, architectures -> LlamaForCausalLMEagle "
+                             "(what lmsys/sglang-EAGLE-llama2-chat-7B changes)")),
 }
 
 

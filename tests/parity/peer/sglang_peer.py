@@ -46,6 +46,7 @@ import signal
 import sys
 import time
 import traceback
+from pathlib import Path
 
 # ---- offline, quiet, before any sglang/transformers import --------------------------
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -113,16 +114,18 @@ def _plainjson(v):
 
 def _preimport():
     """Import everything the cases touch so the fork children start warm."""
-    import sglang.srt.server_args as sa_mod  # noqa: F401
-    from sglang.srt.arg_groups import pipeline  # noqa: F401
-    from sglang.srt.arg_groups import validation_hook  # noqa: F401
-    from sglang.srt.arg_groups import speculative_hook  # noqa: F401
-    from sglang.srt import runtime_context  # noqa: F401
-    import sglang.srt.sampling.watermarking.core  # noqa: F401
-    import sglang.srt.speculative.spec_info  # noqa: F401
-
     # transformers config classes are lazily imported per model_type; warm the common ones.
     import importlib
+
+    import sglang.srt.sampling.watermarking.core
+    import sglang.srt.server_args as sa_mod  # noqa: F401
+    import sglang.srt.speculative.spec_info  # noqa: F401
+    from sglang.srt import runtime_context  # noqa: F401
+    from sglang.srt.arg_groups import (
+        pipeline,  # noqa: F401
+        speculative_hook,  # noqa: F401
+        validation_hook,  # noqa: F401
+    )
 
     for m in (
         "llama",
@@ -172,7 +175,7 @@ class _LogCapture:
 
 def _patch_gpu_memory(mb):
     """Make every caller of get_device_memory_capacity see `mb` MiB."""
-    import sglang.srt.utils.common as common
+    from sglang.srt.utils import common
 
     orig = common.get_device_memory_capacity
     ns: dict = {}
@@ -355,7 +358,7 @@ def _fork_case(case: dict, timeout: float) -> dict:
 
 
 def _read_cases(path: str | None) -> list[dict]:
-    text = sys.stdin.read() if path in (None, "-") else open(path).read()
+    text = sys.stdin.read() if path in (None, "-") else Path(path).read_text()
     text = text.strip()
     if not text:
         return []

@@ -158,8 +158,8 @@ def test_ex4_ngram_page16_triton_rejected(results):
     assert r["raised_in"] == "_handle_ngram"
     assert r["warnings"] == [
         MAX_RUNNING_48,
-        "WARNING: speculative_num_draft_tokens is set to 12 by default for ngram speculative decoding. "
-        "You can override this by explicitly setting --speculative-num-draft-tokens.",
+        ("WARNING: speculative_num_draft_tokens is set to 12 by default for ngram speculative decoding. "
+        "You can override this by explicitly setting --speculative-num-draft-tokens."),
         "WARNING: The mixed chunked prefill are disabled because of using ngram speculative decoding.",
     ]
 

@@ -9,10 +9,20 @@ from specguard.models import Applicability, Severity
 from specguard.rules import ALL_RULES
 from specguard.rules.attention import (
     AB001_fa3_unsupported_gpu as AB001,
+)
+from specguard.rules.attention import (
     AB002_tree_paged_backend_unsupported as AB002,
+)
+from specguard.rules.attention import (
     AB003_trtllm_mha_tree_draft as AB003,
+)
+from specguard.rules.attention import (
     AB004_trtllm_mha_unsupported_gpu as AB004,
+)
+from specguard.rules.attention import (
     AB006_draft_backend_not_a_choice as AB006,
+)
+from specguard.rules.attention import (
     AB008_fa4_page_forced_under_tree_draft as AB008,
 )
 from specguard.rules.attention.backends import default_backend
@@ -150,7 +160,7 @@ def test_cli_end_to_end_fa3_on_blackwell():
 
 
 # AB060: fa3's draft backend asserted topk == 1 in 0.4.5.post1-post2 (issue 5491).
-from specguard.rules.attention import AB060_fa3_draft_backend_chain_only as AB060  # noqa: E402
+from specguard.rules.attention import AB060_fa3_draft_backend_chain_only as AB060
 
 FA3_TREE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-draft-model-path", "d",
             "--speculative-num-steps", "3", "--speculative-eagle-topk", "2", "--speculative-num-draft-tokens", "8",
@@ -171,7 +181,7 @@ def test_ab060_chain_and_other_backends_are_quiet():
 
 
 # AB061: aiter + EAGLE on a non-MLA target in 0.5.6.post2-0.5.9 (issue 16027, PR 19362).
-from specguard.rules.attention import AB061_aiter_eagle_graph_non_mla as AB061  # noqa: E402
+from specguard.rules.attention import AB061_aiter_eagle_graph_non_mla as AB061
 
 AITER_EAGLE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", *CHAIN, "--attention-backend", "aiter")
 MHA = {"architectures": ("LlamaForCausalLM",), "num_attention_heads": 32}
@@ -199,7 +209,7 @@ def test_ab061_persist_off_warns_of_garbled_output():
 
 
 # AB062: ROCm EAGLE verify/draft without TP synchronisation (issues 28815, 31071; PRs 34238, 35079).
-from specguard.rules.attention import AB062_rocm_eagle_tp_rank_divergence as AB062  # noqa: E402
+from specguard.rules.attention import AB062_rocm_eagle_tp_rank_divergence as AB062
 
 ROCM_EAGLE = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
               "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
@@ -223,7 +233,9 @@ def test_ab062_quiet_cases():
 
 def test_ab007_ngram_torch_native_is_an_error_from_0_5_18():
     ngram = ("--model-path", "m", "--speculative-algorithm", "NGRAM", "--attention-backend", "torch_native")
-    from specguard.rules.attention import AB007_torch_native_disables_cuda_graph as AB007
+    from specguard.rules.attention import (
+        AB007_torch_native_disables_cuda_graph as AB007,
+    )
     [crash] = fired(AB007.RULE, *ngram, gpu="H100", version="0.5.18")
     assert crash.severity is Severity.ERROR and "warmup" in crash.message
     [slow] = fired(AB007.RULE, *ngram, gpu="H100", version="0.5.17")

@@ -7,7 +7,9 @@ import pytest
 from specguard.models import Severity
 from specguard.rules import RULES_BY_CODE
 from specguard.rules.base import Example
-from specguard.rules.draft_model.DM130_draft_vocab_same_size_other_family import model_family
+from specguard.rules.draft_model.DM130_draft_vocab_same_size_other_family import (
+    model_family,
+)
 from tests.conftest import HF_CONFIGS
 
 RULE = RULES_BY_CODE["DM130"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 from specguard.rules.base import Example
 from specguard.rules.features import (
     FX080_expert_distribution_metrics_draft_capture as FX080,
+)
+from specguard.rules.features import (
     FX081_hicache_draft_kv_not_backed as FX081,
+)
+from specguard.rules.features import (
     FX082_ngram_grammar_without_vocab_mask as FX082,
 )
 

@@ -8,13 +8,29 @@ from specguard.models import Applicability, Dialect, Severity
 from specguard.rules.base import Example
 from specguard.rules.parallel import (
     PL001_dp_attention_unsupported_algorithm as PL001,
+)
+from specguard.rules.parallel import (
     PL002_pipeline_parallel_speculative as PL002,
+)
+from specguard.rules.parallel import (
     PL003_dflash_constraints as PL003,
+)
+from specguard.rules.parallel import (
     PL004_ngram_constraints as PL004,
+)
+from specguard.rules.parallel import (
     PL005_lora_unsupported_algorithm as PL005,
+)
+from specguard.rules.parallel import (
     PL006_decode_radix_cache_speculative as PL006,
+)
+from specguard.rules.parallel import (
     PL007_watermark_speculative as PL007,
+)
+from specguard.rules.parallel import (
     PL008_multi_node_inconsistent as PL008,
+)
+from specguard.rules.parallel import (
     PL009_mixed_chunk_disabled as PL009,
 )
 from tests.conftest import HF_CONFIGS, run_cli_json
@@ -187,7 +203,7 @@ def test_cli_dp_attention_with_standalone() -> None:
 
 
 # ----------------------------------------------------------------------------- PL060
-from specguard.rules.parallel import PL060_eagle_dp_attention_without_idle_sync as PL060  # noqa: E402
+from specguard.rules.parallel import PL060_eagle_dp_attention_without_idle_sync as PL060
 
 
 @pytest.mark.parametrize(("version", "expected"), [("0.4.4.post1", True), ("0.4.7", True), ("0.4.8", False), ("0.5.23", False)])
@@ -201,7 +217,9 @@ def test_pl060_needs_attention_dp() -> None:
 
 
 # ----------------------------------------------------------------------------- PL061
-from specguard.rules.parallel import PL061_spec_v2_dp_attention_draft_extend_sync as PL061  # noqa: E402
+from specguard.rules.parallel import (
+    PL061_spec_v2_dp_attention_draft_extend_sync as PL061,
+)
 
 V2_DP = ("--tp", "4", "--dp", "4", "--enable-dp-attention", "--speculative-num-steps", "3",
          "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from specguard import engine
@@ -12,16 +10,38 @@ from specguard.rules import ALL_RULES
 from specguard.rules.base import Example
 from specguard.rules.spec_params import (
     SP001_spec_params_partially_set as SP001,
+)
+from specguard.rules.spec_params import (
     SP002_draft_tokens_rewritten_for_chain as SP002,
+)
+from specguard.rules.spec_params import (
     SP003_draft_tokens_exceed_tree as SP003,
+)
+from specguard.rules.spec_params import (
     SP004_spec_v2_env_with_tree as SP004,
+)
+from specguard.rules.spec_params import (
     SP005_spec_params_out_of_range as SP005,
+)
+from specguard.rules.spec_params import (
     SP006_spec_flags_without_algorithm as SP006,
+)
+from specguard.rules.spec_params import (
     SP007_ngram_topk_overridden as SP007,
+)
+from specguard.rules.spec_params import (
     SP008_adaptive_spec_unsupported as SP008,
+)
+from specguard.rules.spec_params import (
     SP009_rejection_sampling_unsupported as SP009,
+)
+from specguard.rules.spec_params import (
     SP010_block_verification_unsupported as SP010,
+)
+from specguard.rules.spec_params import (
     SP011_draft_window_invalid as SP011,
+)
+from specguard.rules.spec_params import (
     SP012_ngram_external_corpus_budget as SP012,
 )
 from specguard.rules.spec_params._shared import tree_capacity
@@ -264,7 +284,7 @@ def test_sp011_window_and_sink() -> None:
 
 def test_sp012_budget_edges() -> None:
     corpus = ("--speculative-ngram-external-corpus-path", "c")
-    ngram = lambda *x: eagle(*corpus, *x, algorithm="NGRAM")  # noqa: E731
+    ngram = lambda *x: eagle(*corpus, *x, algorithm="NGRAM")
     assert findings(SP012, *ngram("--speculative-ngram-external-sam-budget", "11")) == []
     assert findings(SP012, *ngram("--speculative-ngram-external-sam-budget", "12"))
     assert findings(SP012, *ngram("--speculative-num-draft-tokens", "5", "--speculative-ngram-external-sam-budget", "4")) == []
@@ -288,7 +308,9 @@ def test_cli_reports_and_fixes_partial_params() -> None:
 
 
 # SP060: NGRAM trie capacity against its depth (issue 36495).
-from specguard.rules.spec_params import SP060_ngram_capacity_not_above_trie_depth as SP060  # noqa: E402
+from specguard.rules.spec_params import (
+    SP060_ngram_capacity_not_above_trie_depth as SP060,
+)
 
 NGRAM = ("--model-path", "m", "--speculative-algorithm", "NGRAM")
 

@@ -8,10 +8,20 @@ from specguard.models import Dialect, Severity
 from specguard.rules.base import Example
 from specguard.rules.version_bugs import (
     VB001_flashinfer_draft_graph_padding_crash as VB001,
+)
+from specguard.rules.version_bugs import (
     VB002_graph_padding_flag_ignored_for_spec as VB002,
+)
+from specguard.rules.version_bugs import (
     VB003_cuda_graph_flag_renamed as VB003,
+)
+from specguard.rules.version_bugs import (
     VB004_unknown_or_abbreviated_flag as VB004,
+)
+from specguard.rules.version_bugs import (
     VB005_flag_renamed_for_version as VB005,
+)
+from specguard.rules.version_bugs import (
     VB006_graph_padding_with_torch_compile as VB006,
 )
 from tests.conftest import HF_CONFIGS, run_cli_json
@@ -150,7 +160,7 @@ def test_cli_end_to_end_renamed_cuda_graph_flag_is_fixed_safely():
 
 
 # VB060: NGRAM's trie flags on both sides of 0.5.10.
-from specguard.rules.version_bugs import VB060_ngram_flag_renamed_for_version as VB060  # noqa: E402
+from specguard.rules.version_bugs import VB060_ngram_flag_renamed_for_version as VB060
 
 NGRAM = ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM")
 

@@ -20,7 +20,6 @@ import enum
 import importlib.abc
 import importlib.machinery
 import sys
-import types
 
 __version__ = "0.0.0+specguard.stub"
 
@@ -65,7 +64,7 @@ class ImageReadMode(enum.Enum):
     GRAY_ALPHA = 2
     RGB = 3
     RGB_ALPHA = 4
-    RGBA = 4
+    RGBA = 4  # noqa: PIE796 - torchvision's own alias of RGB_ALPHA
 
 
 def _module_getattr(modname):
