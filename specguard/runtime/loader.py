@@ -57,7 +57,7 @@ def read_safetensors(path: Path, keep: Callable[[str], bool] = lambda key: True)
     """The tensors of one safetensors file; a truncated or corrupt file is a CheckpointError naming it."""
     try:
         with safe_open(str(path), framework="pt", device="cpu") as handle:
-            return {key: handle.get_tensor(key) for key in handle if keep(key)}
+            return {key: handle.get_tensor(key) for key in handle.keys() if keep(key)}  # noqa: SIM118 - safe_open is not iterable
     except (SafetensorError, OSError, ValueError, RuntimeError) as error:
         raise CheckpointError(f"{path}: not a readable safetensors file ({error}); it may be truncated: download it again") from None
 
