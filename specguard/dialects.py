@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from typing import Literal
 
 from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, ValueKind, extracted_flags
@@ -132,7 +133,7 @@ def _canonical(written: str, dialect: Dialect) -> tuple[str, bool, str | None]:
     return (modeled.flag if modeled else written), False, None
 
 
-def _arity(flag: str, extra: bool) -> int | str:
+def _arity(flag: str, extra: bool) -> int | Literal["greedy"]:
     modeled = FLAGS_BY_NAME.get(flag)
     if modeled is not None:
         if modeled.kind is ValueKind.SWITCH:

@@ -19,6 +19,7 @@ from specguard.models import (
     Severity,
 )
 from specguard.rules.base import CheckContext, Rule
+from specguard.spec import LaunchSpec
 
 # One fix per round; a launch with more fixes than this is reported with the rest unapplied.
 MAX_FIX_ROUNDS = 64
@@ -28,8 +29,8 @@ class Outcome(Frozen):
     findings: tuple[Finding, ...]
     changes: tuple[Change, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
-    original: object = Field(description="the LaunchSpec as given")
-    corrected: object = Field(description="the LaunchSpec after the fixes that were applied")
+    original: LaunchSpec = Field(description="the launch as given")
+    corrected: LaunchSpec = Field(description="the launch after the fixes that were applied")
 
     @property
     def errors(self) -> tuple[Finding, ...]:

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from typing import Literal
 
 from packaging.version import InvalidVersion, Version
 
@@ -137,6 +138,9 @@ def normalise_version(raw: str) -> str:
 
 
 def build_environment(*, sglang_version: str | None, gpu: str | None, gpu_count: int | None = None, detect: bool = True) -> Environment:
+    origin: Literal["given", "installed", "default"]
+    gpu_origin: Literal["given", "detected", "unknown"]
+    spec: GpuSpec | None
     if sglang_version:
         version, origin = normalise_version(sglang_version), "given"
     elif (installed := installed_sglang_version()) is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from specguard.errors import InputError
 from specguard.models import ModelFacts, ModelOrigin
@@ -82,11 +82,11 @@ def load_facts(
                 raise miss
             config_path, resolved_revision, origin = download_config(name, revision=revision, offline=offline, role=role)
         except HubUnavailable as unavailable:
-            facts = catalog_facts(name, source=source, revision=revision, reason=unavailable.message) if catalog else None
-            if facts is None:
+            from_catalog = catalog_facts(name, source=source, revision=revision, reason=unavailable.message) if catalog else None
+            if from_catalog is None:
                 message = unavailable.message + (", and specguard's catalog has no copy" if catalog else "")
                 raise HubUnavailable(message, hint=unavailable.hint) from None
-            return facts
+            return from_catalog
         facts = facts_from_file(config_path, source=source, revision=resolved_revision or revision, origin=origin)
         facts = facts.model_copy(update={"folder": str(Path(config_path).parent)})
         if weights:
@@ -160,7 +160,7 @@ def facts_from_config(
     origin_detail: str | None = None,
 ) -> ModelFacts:
     """Normalise a parsed config.json. Multimodal wrappers keep the text model under ``text_config``."""
-    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    text: dict[str, Any] = config["text_config"] if isinstance(config.get("text_config"), dict) else {}
 
     def pick(*keys: str) -> Any:
         for key in keys:
@@ -170,11 +170,11 @@ def facts_from_config(
                 return text[key]
         return None
 
-    dtype_key = "dtype" if pick("dtype") is not None else ("torch_dtype" if pick("torch_dtype") is not None else None)
+    dtype_key: Literal["dtype", "torch_dtype"] | None = "dtype" if pick("dtype") is not None else ("torch_dtype" if pick("torch_dtype") is not None else None)
     dtype = _normalise_dtype(pick(dtype_key)) if dtype_key else None
-    eagle_config = config.get("eagle_config") if isinstance(config.get("eagle_config"), dict) else {}
+    eagle_config: dict[str, Any] = config["eagle_config"] if isinstance(config.get("eagle_config"), dict) else {}
     aux = eagle_config.get("eagle_aux_hidden_state_layer_ids")
-    dflash_config = config.get("dflash_config") if isinstance(config.get("dflash_config"), dict) else {}
+    dflash_config: dict[str, Any] = config["dflash_config"] if isinstance(config.get("dflash_config"), dict) else {}
     quantization = config.get("quantization_config")
     quant_method = quantization.get("quant_method") if isinstance(quantization, dict) else None
     rope_scaling = pick("rope_scaling")

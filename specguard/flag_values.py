@@ -74,7 +74,7 @@ def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices_appl
         raise InputError(f"{written} expects at least one value", hint=f"write {written} VALUE [VALUE ...]")
     convert = _CONVERTERS.get(entry.type or "")
     for value in item.values:
-        typed = value
+        typed: object = value
         if convert is not None:
             try:
                 typed = convert(value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Literal
 
 from specguard.errors import InputError
 
@@ -48,7 +49,7 @@ def offline_miss(repo_id: str, *, offline: bool, role: str, revision: str | None
 _OFFLINE_HINT = "download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE"
 
 
-def download_config(repo_id: str, *, revision: str | None, offline: bool, role: str) -> tuple[Path, str | None, str]:
+def download_config(repo_id: str, *, revision: str | None, offline: bool, role: str) -> tuple[Path, str | None, Literal["hf-cache", "hub"]]:
     """(local path of config.json, commit it resolved to when known, "hf-cache" or "hub").
 
     The HF cache is read first (no network); the hub is asked only when the cache lacks the file.
@@ -64,7 +65,7 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
 
     label = f"{repo_id}@{revision}" if revision else repo_id
     local_only = offline or constants.HF_HUB_OFFLINE
-    origin = "hf-cache"
+    origin: Literal["hf-cache", "hub"] = "hf-cache"
     try:
         try:
             path = Path(hf_hub_download(repo_id=repo_id, filename="config.json", revision=revision, local_files_only=True))

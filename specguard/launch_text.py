@@ -193,13 +193,13 @@ def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLa
         return
     head = names[start]
     if head == "export":
-        for entry in names[start + 1 :]:
-            match = _ASSIGNMENT.match(entry)
+        for assignment in names[start + 1 :]:
+            match = _ASSIGNMENT.match(assignment)
             if match:
                 shell.variables[match.group(1)] = [match.group(3)]
                 shell.exported[match.group(1)] = match.group(3)
-            elif _NAME.match(entry) and entry in shell.variables:
-                shell.exported[entry] = " ".join(shell.variables[entry])
+            elif _NAME.match(assignment) and assignment in shell.variables:
+                shell.exported[assignment] = " ".join(shell.variables[assignment])
         return
     if head in ("source", ".") and start + 1 < len(names):
         yield from _source(names[start + 1], source, shell)

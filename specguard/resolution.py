@@ -423,7 +423,7 @@ def attention_dp_size(spec: LaunchSpec, env: Environment) -> int:
     return max(dp, 2) if enabled else 1
 
 
-def adaptive_supported(spec: LaunchSpec, algorithm: str, topk: int | None, env: Environment) -> bool:
+def adaptive_supported(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment) -> bool:
     """P55: SGLang turns ``--speculative-adaptive`` off (a warning) unless EAGLE/EAGLE3 with topk
     unset or 1, without attention DP, two-batch overlap or PD multiplexing (sglang 0.5.23
     ``speculative/adaptive_spec_params.py:56-100``); it then runs the static parameters."""
@@ -459,13 +459,13 @@ def spec_v2_algorithms(version: Version) -> frozenset[str]:
     return frozenset({"EAGLE", "EAGLE3"})
 
 
-def _mixed_chunk_unsupported(algorithm: str, env: Environment) -> bool:
+def _mixed_chunk_unsupported(algorithm: str | None, env: Environment) -> bool:
     if algorithm in ("STANDALONE", "NGRAM", "FROZEN_KV_MTP"):
         return True
     return env.version < MIXED_CHUNK_PER_ALGORITHM_SINCE and algorithm in (EAGLE_FAMILY | {"DFLASH"})
 
 
-def _overlap_forced_off(spec: LaunchSpec, algorithm: str, topk: int | None, env: Environment) -> bool:
+def _overlap_forced_off(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment) -> bool:
     """Whether SGLang turns the overlap scheduler off (P33, P34, and SpecV2's history above)."""
     if (spec.get("pp_size") or 1) > 1:
         return True

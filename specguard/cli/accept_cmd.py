@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, overload
 
 import typer
 
@@ -34,6 +34,10 @@ def _ints(flag: str, text: str) -> list[int]:
     return values
 
 
+@overload
+def _resolve_tiny(reference: str) -> str: ...
+@overload
+def _resolve_tiny(reference: None) -> None: ...
 def _resolve_tiny(reference: str | None) -> str | None:
     if reference is None or not reference.startswith("tiny:"):
         return reference

@@ -186,7 +186,8 @@ def check_command(
     if wants_help(ctx.args):
         print(ctx.get_help())
         raise typer.Exit(0)
-    machine_format = {OutputFormat.json: True, OutputFormat.sarif: "sarif"}.get(output_format, False)
+    formats: dict[OutputFormat, bool | str] = {OutputFormat.json: True, OutputFormat.sarif: "sarif"}
+    machine_format = formats.get(output_format, False)
     with clean_errors(lambda: machine_format):
         reject_misspelled_options(ctx.args, own_options(ctx))
         requests = requests_from(ctx.args, script, preset=preset)

@@ -26,7 +26,7 @@ import sys
 import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, cast
 
 import typer
 
@@ -145,7 +145,7 @@ def launch_command(
         if len(requests) > 1:
             lines = ", ".join(f"line {r.found.line}" for r in requests if r.found)
             raise InputError(f"the text holds {len(requests)} launches ({lines}); launch starts one", hint="pass one command, or check them all with specguard check")
-        console = Console(file=ResilientStream(sys.stderr), soft_wrap=True)
+        console = Console(file=cast(IO[str], ResilientStream(sys.stderr)), soft_wrap=True)  # duck-typed: write/flush/isatty
         session = _prepare(
             list(requests[0].server_args), console, found=requests[0].found, as_json=as_json, dry_run=dry_run, preset=preset, target=target, draft=draft, dialect=dialect,
             sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, no_fix=no_fix,

@@ -29,7 +29,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """specguard: speculative decoding, configured safely."""
 
 
-_REGISTER: dict[str, Callable[[typer.Typer], None]] = {
+_REGISTER: dict[str, Callable[[typer.Typer], object]] = {
     "check": lambda app: app.command("check", context_settings=SERVER_ARGS)(check_command),
     "rules": lambda app: app.command("rules")(rules_command),
     "rule": lambda app: app.command("rule")(rule_command),
@@ -74,7 +74,7 @@ def invoke(application: typer.Typer, argv: list[str]) -> int:
     try:  # typer >= 0.20 vendors click as typer._click; its usage errors are not re-exported
         from typer._click.exceptions import NoArgsIsHelpError, UsageError
     except ImportError:  # pragma: no cover - older typer runs on click itself
-        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef, assignment]
 
     try:
         result = application(args=argv, prog_name="specguard", standalone_mode=False)

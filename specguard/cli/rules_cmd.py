@@ -61,7 +61,9 @@ def rules_command(output_format: Format = OutputFormat.human) -> None:
     for column in ("code", "name", "severity", "applies to", "summary"):
         table.add_column(column, overflow="fold")
     for r in ALL_RULES:
-        scope = " ".join(filter(None, [r.sglang_versions and f"SGLang {r.sglang_versions}", r.dialects and "/".join(d.value for d in r.dialects)]))
+        versions = f"SGLang {r.sglang_versions}" if r.sglang_versions else ""
+        dialects = "/".join(d.value for d in r.dialects) if r.dialects else ""
+        scope = " ".join(part for part in (versions, dialects) if part)
         table.add_row(r.code, r.name, r.severity.value, scope or "all", r.summary)
     Console(file=sys.stdout).print(table)
 

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from specguard.launch.probe import Client, Smoke, smoke_request
 
@@ -202,7 +202,7 @@ class SuperviseOptions:
     wait_for_http: bool = True  # False for a worker node of a multi-node launch (no HTTP server)
 
 
-class Reporter:
+class Reporter(Protocol):
     """What the supervisor tells the user; the CLI supplies a rich implementation."""
 
     def phase(self, text: str) -> None: ...

@@ -85,8 +85,8 @@ def plan(ctx, goal: Callable[[MemoryBudget], bool], steps: tuple[int, ...] = (2,
             with_fraction = spec.apply(Edit(name="--mem-fraction-static", value=fraction))
             fitted = _estimate(ctx, with_fraction)
             if fitted is not None and goal(fitted):
-                edits = (Edit(name="--mem-fraction-static", value=fraction), *(Edit(name=n, value=v) for n, v in chosen.items()))
-                return Plan((f"step 1: --mem-fraction-static {fraction}", *titles), edits, fitted)
+                fitted_edits = (Edit(name="--mem-fraction-static", value=fraction), *(Edit(name=n, value=v) for n, v in chosen.items()))
+                return Plan((f"step 1: --mem-fraction-static {fraction}", *titles), fitted_edits, fitted)
         if index and goal(trial):
             return Plan(tuple(titles), tuple(Edit(name=n, value=v) for n, v in chosen.items()), trial)
     return None

@@ -163,8 +163,8 @@ def count_draft(kind: str | None, draft: ModelFacts | None, target: ModelFacts |
         full = count_target(source)
         if full is None or not full.mtp:
             return None
-        h, vocab = source.hidden_size or 0, source.vocab_size or 0
-        return ParamCount(linear=full.mtp - 2 * vocab * h)
+        hidden, vocab = source.hidden_size or 0, source.vocab_size or 0
+        return ParamCount(linear=full.mtp - 2 * vocab * hidden)
     if draft is None:
         return None
     if kind in ("standalone", "dflash"):

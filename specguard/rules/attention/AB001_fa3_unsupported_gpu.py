@@ -25,7 +25,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
     if gpu is None:
         return
-    flags = [f for f in _BACKEND_FLAGS if ctx.spec.item(f) and ctx.spec.item(f).values == ("fa3",)]
+    flags = [f for f in _BACKEND_FLAGS if (item := ctx.spec.item(f)) is not None and item.values == ("fa3",)]
     if not flags:
         return
     if gpu.platform != "cuda":

@@ -45,7 +45,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     what = f"{ctx.flag('--attention-backend')} {backend}" if given and backend else (
         f"no {ctx.flag('--attention-backend')} (SGLang {ctx.env.sglang_version} checks this before choosing one)"
-        if backend is None else f"SGLang's default backend on {ctx.env.gpu.name} ({backend})"
+        if backend is None else f"SGLang's default backend on {ctx.env.gpu.name if ctx.env.gpu else 'this GPU'} ({backend})"
     )
     replacement = next((b for b in (proposed_backend(ctx),) if b in allowed), None) or allowed[0]
     yield RULE.finding(

@@ -19,7 +19,7 @@ _TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in EAGLE_TREE_ALGORITHMS:
         return
-    flags = [f for f in _TARGET_FLAGS if ctx.spec.item(f) and ctx.spec.item(f).values == ("trtllm_mha",)]
+    flags = [f for f in _TARGET_FLAGS if (item := ctx.spec.item(f)) is not None and item.values == ("trtllm_mha",)]
     topk = effective_topk(ctx)
     if not flags or topk is None or topk <= 1:
         return

@@ -16,7 +16,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
     if gpu is None:
         return
-    flags = [f for f in _TARGET_FLAGS if ctx.spec.item(f) and ctx.spec.item(f).values == ("trtllm_mha",)]
+    flags = [f for f in _TARGET_FLAGS if (item := ctx.spec.item(f)) is not None and item.values == ("trtllm_mha",)]
     if not flags:
         return
     if gpu.platform == "cuda":

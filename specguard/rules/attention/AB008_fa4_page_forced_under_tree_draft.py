@@ -23,7 +23,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     if gpu.compute_capability[0] != 10 or is_mla_target(ctx) or ctx.target is None:
         return
-    if not any(ctx.spec.item(f) and ctx.spec.item(f).values == ("fa4",) for f in _FLAGS):
+    if not any((item := ctx.spec.item(f)) is not None and item.values == ("fa4",) for f in _FLAGS):
         return
     typed_topk = ctx.spec.get("speculative_eagle_topk")
     topk = effective_topk(ctx)

@@ -114,6 +114,7 @@ def proposed_backend(ctx: CheckContext, *, avoid: frozenset[str] = frozenset()) 
     gpu = ctx.env.gpu
     if gpu is None or gpu.platform not in ("cuda", "rocm"):
         return None
+    order: tuple[str, ...]
     if gpu.platform == "rocm":
         order = ("aiter", "triton")
     elif gpu.is_hopper:

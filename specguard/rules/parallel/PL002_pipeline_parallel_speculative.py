@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from specguard.models import Applicability, Dialect, Edit, Finding, Severity
+from specguard.models import Applicability, Dialect, Edit, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.spec_params._shared import attn_dp_enabled
 
@@ -17,7 +17,7 @@ PP_SPEC_ENV = "SGLANG_ENABLE_PP_SPEC"
 PP_SPEC_EXCEPTIONS_SINCE = Version("0.5.21")
 
 
-def pp_off(ctx: CheckContext, pp: int) -> object:
+def pp_off(ctx: CheckContext, pp: int) -> Fix:
     """pp 1, keeping the GPU count in SGLang's spelling (slime derives tp from its GPUs per engine)."""
     edits = [Edit(name="--pp-size", value=None)]
     if ctx.spec.dialect is not Dialect.SLIME:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Edit, Finding, Fix, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -38,7 +38,7 @@ def v2_algorithms(version: Version) -> frozenset[str]:
     return frozenset({"EAGLE", "EAGLE3", "STANDALONE"})  # 0.5.9-0.5.12
 
 
-def _drop_env(title: str) -> object:
+def _drop_env(title: str) -> Fix:
     return fix_of(title, Applicability.SAFE, Edit(target="env", name=ENV, value=None))
 
 

@@ -37,7 +37,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     if "flashinfer" not in backends:
         return
-    how = f"{ctx.flag('--attention-backend')} flashinfer" if given else f"FlashInfer (SGLang's default here on {ctx.env.gpu.name})"
+    how = f"{ctx.flag('--attention-backend')} flashinfer" if given else f"FlashInfer (SGLang's default here on {ctx.env.gpu.name if ctx.env.gpu else 'this GPU'})"
     replacement = proposed_backend(ctx, avoid=frozenset({"flashinfer"}))
     if replacement is not None:
         fix = set_flags(f"use --attention-backend {replacement}", Applicability.UNSAFE, attention_backend=replacement)

@@ -29,7 +29,7 @@ def _window(ctx: CheckContext) -> Iterator[Finding]:
     written = rename.old if item.written == rename.old else rename.new
     other = rename.new if written == rename.old else rename.old
     if knows(rename, written, version):
-        if written == rename.old and version >= rename.old_deprecated_since:
+        if written == rename.old and rename.old_deprecated_since and version >= rename.old_deprecated_since:
             yield RULE.finding(
                 f"{ctx.flag(written)} is a deprecated alias of {ctx.flag(other)} in SGLang {ctx.env.sglang_version} "
                 f"and is gone from {rename.old_removed_since}: write {ctx.flag(other)}",
