@@ -78,6 +78,10 @@ class Resolution(Frozen):
     cuda_graph_max_bs: int | None = Field(default=None, description="the decode CUDA-graph max batch size at argument time")
     disable_overlap_schedule: bool | None = None
     enable_mixed_chunk: bool | None = None
+    adaptive: bool | None = Field(
+        default=None, description="--speculative-adaptive: True when SGLang runs it, False when it switches it off, None when not asked"
+    )
+    adaptive_off_reason: str | None = Field(default=None, description="why SGLang switches --speculative-adaptive off")
     set_by: dict[str, str] = Field(default_factory=dict)
 
     def params(self) -> SpecParams | None:
@@ -129,7 +133,14 @@ def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
         set_by["draft_model_path"] = "MTP target: the draft is the target's own MTP layers"
     values["draft_model_path"] = draft_path
 
-    adaptive = spec.has("--speculative-adaptive") and adaptive_supported(spec, algorithm, topk, env)
+    adaptive_off = None
+    if spec.has("--speculative-adaptive"):
+        # Adaptive runs chains, so topk 1 is what the overlap scheduler would be judged with.
+        overlap_off = bool(spec.get("disable_overlap_schedule")) or _overlap_forced_off(spec, algorithm, 1, env)
+        adaptive_off = adaptive_off_reason(spec, algorithm, topk, env, overlap_off=overlap_off)
+        values["adaptive"] = adaptive_off is None
+        values["adaptive_off_reason"] = adaptive_off
+    adaptive = values.get("adaptive") is True
     if adaptive:
         # P55: adaptive speculation runs a chain from the middle candidate (3 of [0, 1, 3, 5, 7]).
         steps = steps if steps is not None else ADAPTIVE_DEFAULT_STEPS
@@ -423,17 +434,35 @@ def attention_dp_size(spec: LaunchSpec, env: Environment) -> int:
     return max(dp, 2) if enabled else 1
 
 
-def adaptive_supported(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment) -> bool:
-    """P55: SGLang turns ``--speculative-adaptive`` off (a warning) unless EAGLE/EAGLE3 with topk
-    unset or 1, without attention DP, two-batch overlap or PD multiplexing (sglang 0.5.23
-    ``speculative/adaptive_spec_params.py:56-100``); it then runs the static parameters."""
-    return (
-        algorithm in ("EAGLE", "EAGLE3")
-        and topk in (None, 1)
-        and attention_dp_size(spec, env) == 1
-        and not spec.has("--enable-two-batch-overlap")
-        and not spec.has("--enable-pdmux")
+# --speculative-adaptive arrived in 0.5.11 (server_args.py:5530-5540), also switched off while the
+# overlap scheduler (SpecV2, on by default) runs (adaptive_spec_params.py:38-42: "adaptive is only
+# implemented for EAGLEWorker v1"); 0.5.12 dropped that reason (PR 23336).
+ADAPTIVE_OVERLAP_UNSUPPORTED_BEFORE = Version("0.5.12")
+
+
+def adaptive_off_reason(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment, *, overlap_off: bool) -> str | None:
+    """P55, decided once: why SGLang switches ``--speculative-adaptive`` off (it logs a warning and
+    runs the static parameters), or None when it runs (sglang 0.5.23
+    ``speculative/adaptive_spec_params.py:56-100`` ``adaptive_unsupported_reason``)."""
+    from specguard.dialects import (
+        _spelling,  # local: dialects imports spec, not resolution
     )
+
+    if algorithm not in ("EAGLE", "EAGLE3"):
+        return f"it supports only EAGLE/EAGLE3, not {algorithm}"
+    if topk is not None and topk != 1:
+        return f"it supports only topk 1, not {topk}"
+    if attention_dp_size(spec, env) > 1:
+        return "it does not support attention DP"
+    for flag in ("--enable-multi-layer-eagle", "--enable-two-batch-overlap", "--enable-pdmux"):
+        if spec.has(flag):
+            return f"it does not support {_spelling(flag, spec.dialect)}"
+    if env.version < ADAPTIVE_OVERLAP_UNSUPPORTED_BEFORE and not overlap_off:
+        return (
+            f"in {env.version} it only runs on the V1 worker and the overlap scheduler (SpecV2, on by default) is on; "
+            f"set SGLANG_ENABLE_SPEC_V2=0 or {_spelling('--disable-overlap-schedule', spec.dialect)}"
+        )
+    return None
 
 # SpecV2 (the overlap scheduler for speculative decoding), release by release, read from the
 # wheels (``SGLANG_ENABLE_SPEC_V2`` in environ.py / server_args.py / speculative_hook.py):

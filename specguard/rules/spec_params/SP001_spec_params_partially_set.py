@@ -15,9 +15,8 @@ TREE_TOKENS_PER_TOPK = 2
 
 
 def adaptive_fills_in(ctx: CheckContext) -> bool:
-    """--speculative-adaptive on EAGLE/EAGLE3 with topk 1 or unset fills in topk, steps and tokens (P55)."""
-    topk = ctx.spec.get("speculative_eagle_topk")
-    return ctx.spec.has("--speculative-adaptive") and ctx.algorithm in ("EAGLE", "EAGLE3") and topk in (None, 1)
+    """Adaptive speculation, when SGLang runs it, fills in topk, steps and tokens (P55)."""
+    return ctx.resolution.adaptive is True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -15,17 +15,13 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
-from specguard.rules.spec_params._shared import attn_dp_enabled
 
 ADAPTIVE = "--speculative-adaptive"
 # The union of the default tiers' candidate_steps (speculative/adaptive_spec_params.py):
 # 0.5.18-0.5.19 [1, 3, 7] + [0, 1, 3] + [0, 1]; 0.5.20 added 5.
 FIVE_SINCE = Version("0.5.20")
-# Releases read: 0.5.11 added --speculative-adaptive (server_args.py:5530-5540) with the same
-# "turned off" reasons plus one more, the overlap scheduler (adaptive_spec_params.py:38-42: "adaptive
-# is only implemented for EAGLEWorker v1"), while SpecV2 was on by default; 0.5.12 dropped that
-# reason (PR 23336). The candidate-steps check is read from 0.5.18 on.
-OVERLAP_UNSUPPORTED_BEFORE = Version("0.5.12")
+# Whether SGLang switches adaptive off is decided in resolution.adaptive_off_reason. The
+# candidate-steps check is read from 0.5.18 on.
 CANDIDATE_CHECK_SINCE = Version("0.5.18")
 
 
@@ -33,28 +29,10 @@ def candidate_steps(version: Version) -> tuple[int, ...]:
     return (0, 1, 3, 5, 7) if version >= FIVE_SINCE else (0, 1, 3, 7)
 
 
-def unsupported_reason(ctx: CheckContext) -> str | None:
-    """``adaptive_unsupported_reason`` (0.5.23 speculative/adaptive_spec_params.py:56-100)."""
-    topk = ctx.spec.get("speculative_eagle_topk")
-    if ctx.algorithm not in ("EAGLE", "EAGLE3"):
-        return f"it supports only EAGLE/EAGLE3, not {ctx.algorithm}"
-    if topk is not None and topk != 1:
-        return f"it supports only topk 1, not {topk}"
-    if attn_dp_enabled(ctx):
-        return "it does not support attention DP"
-    for flag in ("--enable-multi-layer-eagle", "--enable-two-batch-overlap", "--enable-pdmux"):
-        if ctx.spec.has(flag):
-            return f"it does not support {ctx.flag(flag)}"
-    if ctx.version < OVERLAP_UNSUPPORTED_BEFORE and not ctx.resolution.disable_overlap_schedule:
-        return (f"in {ctx.version} it only runs on the V1 worker and the overlap scheduler (SpecV2, on by default) "
-                f"is on; set SGLANG_ENABLE_SPEC_V2=0 or {ctx.flag('--disable-overlap-schedule')}")
-    return None
-
-
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None or not ctx.spec.has(ADAPTIVE):
         return
-    reason = unsupported_reason(ctx)
+    reason = ctx.resolution.adaptive_off_reason  # decided once, in resolution (RS001 reads the same)
     if reason is not None:
         yield RULE.finding(
             f"{ctx.flag(ADAPTIVE)} is switched off by SGLang because {reason}: it logs a warning and runs "
