@@ -19,10 +19,6 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
-def is_commit_hash(revision: str | None) -> bool:
-    return bool(revision and _COMMIT.match(revision))
-
-
 def split_revision(reference: str) -> tuple[str, str | None]:
     """``org/name@rev`` -> (``org/name``, ``rev``); local paths keep any ``@``."""
     if "@" in reference and not Path(reference).exists():

@@ -65,10 +65,6 @@ class LaunchSpec(Frozen):
         value = self.env_value(name)
         return value is not None and value.strip().lower() in ("1", "true", "yes", "y", "on")
 
-    @property
-    def env_dict(self) -> dict[str, str]:
-        return dict(self.env)
-
     # ----------------------------------------------------------------------------- editing
 
     def current(self, edit: Edit) -> FlagValue:

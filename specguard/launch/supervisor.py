@@ -31,7 +31,6 @@ from typing import Any, Protocol
 
 from specguard.launch.probe import Client, Smoke, smoke_request
 
-READY_LINE = "The server is fired up and ready to roll!"
 ACCEPT_LEN = re.compile(r"accept len: ([0-9.]+)")
 HEALTH_FAILURES_TO_GIVE_UP = 3
 
@@ -84,7 +83,6 @@ class Child:
         self.env = env
         self._log = log
         self.lines: deque[str] = deque(maxlen=tail)
-        self.ready_line_seen = False
         self.last_accept_len: float | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self._reader: threading.Thread | None = None
@@ -125,8 +123,6 @@ class Child:
         for raw in iter(self.process.stdout.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             self.lines.append(line)
-            if READY_LINE in line:
-                self.ready_line_seen = True
             found = ACCEPT_LEN.search(line)
             if found:
                 self.last_accept_len = float(found.group(1))

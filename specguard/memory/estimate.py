@@ -51,7 +51,6 @@ _SCALE_BYTES = {1.0: 4 / (128 * 128), 0.5: 2 / 128}
 
 # Decode CUDA-graph max_bs defaults by GPU memory (SGLang 0.5.23 memory_hook.py:88-180).
 DECODE_GRAPH_FLAG_SINCE = Version("0.5.14")  # --cuda-graph-max-bs-decode / --cuda-graph-bs-decode
-OLD_GRAPH_FLAG_REMOVED = Version("0.5.20")  # --cuda-graph-max-bs / --cuda-graph-bs no longer parse
 
 
 class BudgetLine(Frozen):

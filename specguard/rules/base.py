@@ -151,7 +151,6 @@ class Rule:
     check: Callable[[CheckContext], Iterable[Finding]]
     sglang_versions: str | None = None
     dialects: tuple[Dialect, ...] | None = None
-    family: str = ""
 
     def applies_to(self, ctx: CheckContext) -> bool:
         if self.dialects is not None and ctx.spec.dialect not in self.dialects:

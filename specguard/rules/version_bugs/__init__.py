@@ -9,7 +9,9 @@ from specguard.rules.version_bugs import (
 from specguard.rules.version_bugs import VB003_cuda_graph_flag_renamed as VB003
 from specguard.rules.version_bugs import VB004_unknown_or_abbreviated_flag as VB004
 from specguard.rules.version_bugs import VB005_flag_renamed_for_version as VB005
-from specguard.rules.version_bugs import VB006_graph_padding_with_torch_compile as VB006
+from specguard.rules.version_bugs import (
+    VB006_graph_padding_off_with_torch_compile as VB006,
+)
 from specguard.rules.version_bugs import VB060_ngram_flag_renamed_for_version as VB060
 
 RULES = (VB001.RULE, VB002.RULE, VB003.RULE, VB004.RULE, VB005.RULE, VB006.RULE, VB060.RULE)

@@ -22,7 +22,7 @@ from specguard.rules.version_bugs import (
     VB005_flag_renamed_for_version as VB005,
 )
 from specguard.rules.version_bugs import (
-    VB006_graph_padding_with_torch_compile as VB006,
+    VB006_graph_padding_off_with_torch_compile as VB006,
 )
 from tests.conftest import HF_CONFIGS, run_cli_json
 
