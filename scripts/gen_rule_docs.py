@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from specguard.cli.rules_cmd import rule_markdown
 from specguard.rules import ALL_RULES
+from specguard.rules.docs import rule_markdown
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
 

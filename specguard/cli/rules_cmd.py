@@ -11,43 +11,14 @@ from specguard.cli.errors import clean_errors
 from specguard.cli.options import Format, OutputFormat
 from specguard.errors import InputError
 from specguard.rules import ALL_RULES, RULES_BY_CODE
-from specguard.rules.base import Rule
-
-
-def rule_markdown(rule: Rule) -> str:
-    """The rule's whole documentation; `docs/rules.md` is generated from the same text."""
-    versions = f"SGLang {rule.sglang_versions}" if rule.sglang_versions else "all SGLang versions"
-    dialects = ", ".join(d.value for d in rule.dialects) if rule.dialects else "all dialects"
-    sources = "\n".join(f"- {s}" for s in rule.sources)
-    return (
-        f"# {rule.code} {rule.name}\n\n{rule.summary}. Severity: {rule.severity.value}. "
-        f"Applies to {versions}, {dialects}.\n\n"
-        f"## What it does\n{rule.docs.what}\n\n## Why is this bad\n{rule.docs.why}\n\n"
-        f"## Fix\n{rule.docs.fix}\n\n## Fix safety\n{rule.docs.fix_safety}\n\n"
-        f"## Example\nBad:\n\n    {rule.bad.command()}\n"
-        f"{_facts_line(rule.bad)}\nGood:\n\n    {rule.good.command()}\n{_facts_line(rule.good)}\n"
-        f"## Sources\n{sources}\n"
-    )
-
-
-def _facts_line(example) -> str:
-    parts = []
-    if example.target:
-        parts.append(f"target {example.target}")
-    if example.draft:
-        parts.append(f"draft {example.draft}")
-    if example.gpu:
-        parts.append(f"GPU {example.gpu}")
-    if example.sglang_version:
-        parts.append(f"SGLang {example.sglang_version}")
-    return f"\n({'; '.join(parts)})\n" if parts else ""
+from specguard.rules.docs import rule_markdown
 
 
 def rules_command(output_format: Format = OutputFormat.human) -> None:
     """List every rule."""
     if output_format is not OutputFormat.human:
         rows = [
-            {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary,
+            {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary, "fix_availability": r.fix_availability.value,
              "sglang_versions": r.sglang_versions, "dialects": [d.value for d in r.dialects] if r.dialects else None,
              "sources": list(r.sources)}
             for r in ALL_RULES

@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache
 from typing import Any
 
@@ -138,6 +139,15 @@ class RuleDocs(Frozen):
     fix_safety: str
 
 
+class FixAvailability(str, Enum):
+    """Whether a rule's findings carry a fix (ruff's FixAvailability): declared, so the tests can
+    hold a rule to it and the docs can say it."""
+
+    NEVER = "never"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
@@ -151,6 +161,7 @@ class Rule:
     check: Callable[[CheckContext], Iterable[Finding]]
     sglang_versions: str | None = None
     dialects: tuple[Dialect, ...] | None = None
+    fix_availability: FixAvailability = FixAvailability.SOMETIMES
 
     def applies_to(self, ctx: CheckContext) -> bool:
         if self.dialects is not None and ctx.spec.dialect not in self.dialects:
@@ -167,6 +178,8 @@ class Rule:
         fix: Fix | None = None,
         severity: Severity | None = None,
     ) -> Finding:
+        if fix is not None and self.fix_availability is FixAvailability.NEVER:
+            raise ValueError(f"{self.code} declares fix_availability NEVER but offers a fix")  # a rule's own bug
         return Finding(
             code=self.code,
             name=self.name,

@@ -10,7 +10,7 @@ import pytest
 from specguard import engine
 from specguard.models import Applicability
 from specguard.rules import ALL_RULES, RULES_BY_CODE
-from specguard.rules.base import Rule
+from specguard.rules.base import FixAvailability, Rule
 
 RULE_IDS = [rule.code for rule in ALL_RULES]
 
@@ -31,12 +31,29 @@ def test_good_example_is_quiet(rule: Rule) -> None:
     assert findings == [], f"{rule.code} fires on its good example: {findings}"
 
 
-@pytest.mark.parametrize("rule", ALL_RULES, ids=RULE_IDS)
+FIXING_RULES = [rule for rule in ALL_RULES if rule.fix_availability is not FixAvailability.NEVER]
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.fix_availability is FixAvailability.NEVER],
+                         ids=[r.code for r in ALL_RULES if r.fix_availability is FixAvailability.NEVER])
+def test_rules_declared_never_offer_no_fix(rule: Rule) -> None:
+    findings = list(rule.check(rule.bad.context()))
+    assert findings and all(f.fix is None for f in findings)
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.fix_availability is FixAvailability.ALWAYS],
+                         ids=[r.code for r in ALL_RULES if r.fix_availability is FixAvailability.ALWAYS])
+def test_rules_declared_always_fix_every_finding(rule: Rule) -> None:
+    findings = list(rule.check(rule.bad.context()))
+    assert findings and all(f.fix is not None for f in findings)
+
+
+@pytest.mark.parametrize("rule", FIXING_RULES, ids=[r.code for r in FIXING_RULES])
 def test_fixes_leave_a_configuration_the_rule_accepts(rule: Rule) -> None:
     ctx = rule.bad.context()
     fixable = [f for f in rule.check(ctx) if f.fix is not None]
     if not fixable:
-        pytest.skip(f"{rule.code} offers no fix on its bad example")
+        pytest.skip(f"{rule.code} fixes only sometimes, and not on its bad example")
     outcome = engine.check(ALL_RULES, ctx, fix_level=Applicability.UNSAFE)
     assert outcome.changes, f"{rule.code}'s fix changed nothing"
     after = ctx.with_spec(outcome.corrected)

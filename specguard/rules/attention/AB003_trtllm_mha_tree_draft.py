@@ -11,7 +11,14 @@ from specguard.rules.attention.backends import (
     effective_topk,
     proposed_backend,
 )
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 _TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
 
@@ -44,6 +51,7 @@ RULE = Rule(
     name="trtllm-mha-tree-draft",
     summary="trtllm_mha is used with a tree draft (topk > 1)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="trtllm_mha as the attention, prefill or decode backend with an EAGLE-family topk above 1 "
         "(typed, or SGLang's automatic choice: Llama targets get topk 4).",

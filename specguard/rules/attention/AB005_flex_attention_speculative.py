@@ -6,7 +6,14 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -28,6 +35,7 @@ RULE = Rule(
     name="flex-attention-speculative",
     summary="flex_attention is combined with speculative decoding",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="`--attention-backend flex_attention` together with any `--speculative-algorithm`.",
         why="SGLang asserts that no speculative algorithm is set when the Flex Attention backend is "

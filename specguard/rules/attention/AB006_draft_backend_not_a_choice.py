@@ -7,7 +7,14 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 # sglang 0.5.23 arg_groups/choices.py:103-111.
 DRAFT_ATTENTION_BACKEND_CHOICES = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
@@ -38,6 +45,7 @@ RULE = Rule(
     name="draft-backend-not-a-choice",
     summary="--speculative-draft-attention-backend names a backend the draft worker does not know",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="The value of `--speculative-draft-attention-backend` against SGLang's "
         "`DRAFT_ATTENTION_BACKEND_CHOICES`.",

@@ -12,7 +12,14 @@ from specguard.rules.attention.backends import (
     is_mla_target,
     proposed_backend,
 )
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 _FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
 
@@ -46,6 +53,7 @@ RULE = Rule(
     name="fa4-page-forced-under-tree-draft",
     summary="fa4 on SM100 forces page size 128 before SGLang picks a topk above 1",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="fa4 (attention, prefill or decode) on an SM10x GPU with a non-MLA target, no typed topk "
         "above 1, and an automatic topk above 1 (Llama and Grok targets get topk 4).",

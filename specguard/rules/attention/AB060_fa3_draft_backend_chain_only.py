@@ -10,7 +10,14 @@ from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     effective_topk,
 )
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -44,6 +51,7 @@ RULE = Rule(
     name="fa3-draft-backend-chain-only",
     summary="fa3 with a tree draft (topk > 1) in SGLang 0.4.5.post1-0.4.5.post2, whose fa3 draft backend only ran topk 1",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="`--attention-backend fa3` with an EAGLE-family topk above 1 (typed or automatic) on 0.4.5.post1 and 0.4.5.post2.",
         why="With fa3 the EAGLE worker builds its draft backend as `FlashAttentionMultiStepBackend` "

@@ -11,7 +11,14 @@ from specguard.rules.attention.backends import (
     attention_backend,
     is_mla_target,
 )
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 PERSIST = "SGLANG_AITER_MLA_PERSIST"  # default True (aiter_backend.py:55 in 0.5.9)
 
@@ -56,6 +63,7 @@ RULE = Rule(
     name="aiter-eagle-graph-non-mla",
     summary="aiter attention with EAGLE-family speculative decoding on a non-MLA target (0.5.6.post2-0.5.9)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="The aiter backend (typed, or chosen on ROCm by `SGLANG_USE_AITER=1`) with EAGLE, EAGLE3, NEXTN or "
         "STANDALONE, CUDA graphs on, and a target without MLA (`kv_lora_rank` absent), on 0.5.6.post2-0.5.9.",

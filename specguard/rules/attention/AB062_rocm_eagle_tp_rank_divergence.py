@@ -8,7 +8,7 @@ from packaging.version import Version
 
 from specguard.models import Finding, Severity
 from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import attn_dp_size
 
 # PR 34238 (merged 2026-08-10) broadcasts the greedy verify decision on ROCm; first in 0.5.18
@@ -49,6 +49,7 @@ RULE = Rule(
     name="rocm-eagle-tp-rank-divergence",
     summary="EAGLE-family speculation on ROCm with attention TP > 1, where TP ranks can diverge and deadlock",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="EAGLE, EAGLE3, NEXTN or STANDALONE on an AMD GPU with more than one attention-TP rank "
         "(`--tp-size` over the attention-DP size): before 0.5.18 always, from 0.5.18 with more than one draft step.",

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 # Algorithms that load a separate draft checkpoint whose config.json carries its own dtype.
 _DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
@@ -34,6 +41,7 @@ RULE = Rule(
     name="draft-dtype-differs-from-target",
     summary="The draft's dtype differs from the target's while --dtype is auto",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Compares the `dtype` (transformers 5) or `torch_dtype` of the draft's and the target's "
         "config.json when `--dtype` is left at `auto`.",

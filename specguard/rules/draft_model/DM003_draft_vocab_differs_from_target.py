@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -60,6 +60,7 @@ RULE = Rule(
     name="draft-vocab-differs-from-target",
     summary="The draft's vocab_size differs from the target's",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Compares `vocab_size` of the draft's and the target's config.json for EAGLE, EAGLE3 and "
         "STANDALONE with a draft path. An EAGLE3 head's smaller `draft_vocab_size` is expected and "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # EAGLE3 heads whose config may declare ``target_hidden_size`` and then keep their own embedding.
 _OWN_TARGET_HIDDEN = frozenset({"Eagle3DeepseekV2ForCausalLM"})
@@ -45,6 +45,7 @@ RULE = Rule(
     name="draft-hidden-size-differs-from-target",
     summary="An EAGLE/EAGLE3 head's hidden_size differs from the target's",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Compares `hidden_size` of an EAGLE or EAGLE3 draft head with the target's.",
         why="An EAGLE head consumes the target's hidden states and shares its embedding. EAGLE-1 "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import (
     MTP_AUTOFILL_ARCHITECTURES,
     MTP_DRAFT_REWRITE_ARCHITECTURES,
@@ -52,6 +52,7 @@ RULE = Rule(
     name="mtp-without-mtp-layers",
     summary="EAGLE/NEXTN without a draft path on a target that has no MTP layers",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="EAGLE or NEXTN without `--speculative-draft-model-path` asks for the target's own MTP layers. "
         "Fires when the target's config has no `num_nextn_predict_layers` (or 0) and its architecture is "

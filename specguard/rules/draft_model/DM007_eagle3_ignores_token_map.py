@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -29,6 +36,7 @@ RULE = Rule(
     name="eagle3-ignores-token-map",
     summary="--speculative-token-map is ignored with EAGLE3",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Fires when `--speculative-token-map` is given with `--speculative-algorithm EAGLE3`.",
         why="The token map (FR-Spec high-frequency vocabulary) trims an EAGLE-1 head's lm_head. EAGLE3 "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, ModelFacts, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import is_commit, is_hub_reference
 
 
@@ -50,6 +50,7 @@ RULE = Rule(
     name="remote-code-revision-not-pinned",
     summary="--trust-remote-code with a hub model whose revision is not a commit",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="With `--trust-remote-code` (always on in slime), fires for a target or draft given as a hub "
         "repo id (not a local directory) whose `--revision` / `--speculative-draft-model-revision` is not "

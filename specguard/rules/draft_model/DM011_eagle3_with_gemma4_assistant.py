@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.draft_model._common import GEMMA4_ASSISTANTS
 
 
@@ -31,6 +38,7 @@ RULE = Rule(
     name="eagle3-with-gemma4-assistant",
     summary="EAGLE3 with a Gemma4 assistant draft, which SGLang rejects",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Fires when the draft's `architectures` include `Gemma4AssistantForCausalLM` or "
         "`Gemma4UnifiedAssistantForCausalLM` and the algorithm is EAGLE3.",

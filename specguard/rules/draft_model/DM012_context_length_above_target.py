@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.draft_model._common import derived_context_length
 
 OVERWRITE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
@@ -44,6 +51,7 @@ RULE = Rule(
     name="context-length-above-target",
     summary="--context-length is above the target's own derived context length",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Compares `--context-length` with the target's derived context length: "
         "`max_position_embeddings` times the rope-scaling `factor` (the factor counts as 1 when "

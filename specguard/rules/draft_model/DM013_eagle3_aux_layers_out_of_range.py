@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -34,6 +34,7 @@ RULE = Rule(
     name="eagle3-aux-layers-out-of-range",
     summary="An EAGLE3 head captures target layers the target does not have",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Checks the draft's `eagle_config.eagle_aux_hidden_state_layer_ids` against the target's "
         "`num_hidden_layers`.",

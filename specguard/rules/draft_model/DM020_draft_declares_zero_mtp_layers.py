@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 _SEPARATE_DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3"})
 
@@ -31,6 +31,7 @@ RULE = Rule(
     name="draft-declares-zero-mtp-layers",
     summary="A separate draft whose config.json says num_nextn_predict_layers: 0 gets a zero-layer KV pool (before 0.5.13)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="EAGLE or EAGLE3 with `--speculative-draft-model-path`, whose draft config.json (or text_config) carries "
         "`num_nextn_predict_layers: 0`, in SGLang before 0.5.13.",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # The first release whose model class for these target architectures has the two hooks the
 # EAGLE worker calls on the target: ``get_embed_and_head()`` (every EAGLE/EAGLE3 draft worker,
@@ -58,6 +58,7 @@ RULE = Rule(
     name="target-lacks-eagle-hooks",
     summary="The target's model class in this release cannot drive an EAGLE or EAGLE3 draft",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="EAGLE and EAGLE3 call two methods on the target model: `get_embed_and_head()` (the draft "
         "shares the target's embedding and head) and, for EAGLE3, `set_eagle3_layers_to_capture()` (the "

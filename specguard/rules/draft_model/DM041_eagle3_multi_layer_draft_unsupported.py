@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # The EAGLE3 head class that carries the one-layer check (``models/llama_eagle3.py``).
 ONE_LAYER_EAGLE3_HEAD = "LlamaForCausalLMEagle3"
@@ -34,6 +34,7 @@ RULE = Rule(
     name="eagle3-multi-layer-draft-unsupported",
     summary="An EAGLE3 head with more than one decoder layer, on a release that builds only one",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     sglang_versions="<0.5.12",
     docs=RuleDocs(
         what="Checks the EAGLE3 draft's `num_hidden_layers` (architecture `LlamaForCausalLMEagle3`) on "

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # Draft head classes that SGLang registers only from a given release (the model file and its
 # ``EntryClass`` appear in that wheel and not in the one before). Before it, the draft's
@@ -47,6 +47,7 @@ RULE = Rule(
     name="draft-architecture-not-in-release",
     summary="The draft's model class is not registered in this SGLang release",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Checks the draft's `architectures[0]` against the release that first registers that draft "
         "class: the MLA EAGLE3 head `Eagle3DeepseekV2ForCausalLM` (Kimi K2.5/K2.6 `*-eagle3-mla` drafts) "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -32,6 +32,7 @@ RULE = Rule(
     name="standalone-hidden-size-mismatch",
     summary="STANDALONE with a draft narrower or wider than the target crashes when batches merge (before 0.5.12)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     sglang_versions="<0.5.12",
     docs=RuleDocs(
         what="STANDALONE with a draft whose `hidden_size` differs from the target's, on releases before 0.5.12.",

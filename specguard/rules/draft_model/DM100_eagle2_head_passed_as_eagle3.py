@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import EAGLE2_FC_FACTOR, eagle3_fc_layout
 
 
@@ -36,6 +36,7 @@ RULE = Rule(
     name="eagle2-head-passed-as-eagle3",
     summary="An EAGLE-1/EAGLE-2 head (fc width 2 x hidden) is launched as EAGLE3",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Reads the draft's `fc.weight` shape from its safetensors headers and compares its input width "
         "with the one SGLang builds for an EAGLE3 head.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import (
     EAGLE2_FC_FACTOR,
     EAGLE3_AUX_COUNT_FROM_CONFIG,
@@ -57,6 +57,7 @@ RULE = Rule(
     name="eagle3-fc-aux-count-mismatch",
     summary="An EAGLE3 head's fc width disagrees with the aux layers its config names",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Compares the input width of the draft's `fc.weight` (safetensors header) with the width SGLang "
         "builds: `target_hidden_size` (else `hidden_size`) times the number of aux hidden states.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -40,6 +40,7 @@ RULE = Rule(
     name="eagle3-token-map-missing",
     summary="An EAGLE3 head with a reduced draft vocabulary has no d2t table (or one of the wrong size)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="When the draft's `draft_vocab_size` is smaller than the vocabulary, checks that its safetensors "
         "headers hold a `d2t` tensor with `draft_vocab_size` entries.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -38,6 +38,7 @@ RULE = Rule(
     name="eagle3-lm-head-missing",
     summary="An EAGLE3 head with its own draft vocabulary lacks lm_head.weight (or it has the wrong rows)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="When the draft's config sets `draft_vocab_size` with untied embeddings, checks that its safetensors "
         "headers hold `lm_head.weight` with `draft_vocab_size` rows.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # Targets whose config's num_nextn_predict_layers names MTP weights SGLang loads from the target
 # checkpoint, where the weights' names are known (specguard/weights.py mtp_prefixes):
@@ -41,6 +41,7 @@ RULE = Rule(
     name="mtp-weights-missing",
     summary="MTP speculation on a target checkpoint that lacks the MTP layer's weights",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="With EAGLE/NEXTN on the target's own MTP layers, checks the target's safetensors tensor names "
         "(headers, or the index's weight_map) for the MTP layer its config claims.",

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
 def model_family(model_type: str) -> str:
@@ -64,6 +64,7 @@ RULE = Rule(
     name="draft-vocab-same-size-other-family",
     summary="A STANDALONE draft of another model family has a vocabulary of the same size",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="For STANDALONE with a draft path and a draft `vocab_size` equal to the target's (unequal sizes "
         "are DM003's): when both checkpoints are on this machine, compares their `tokenizer.json` "

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 METRICS = "--enable-expert-distribution-metrics"
 # With this env var 0.5.15-0.5.17 hand the balancedness to the metrics output instead of calling
@@ -39,6 +46,7 @@ RULE = Rule(
     name="expert-distribution-metrics-draft-capture",
     summary="--enable-expert-distribution-metrics with a multi-step EAGLE draft crashes draft CUDA-graph capture",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="`--enable-expert-distribution-metrics` with EAGLE/NEXTN/EAGLE3 at two or more draft steps and CUDA graphs on.",
         why="EAGLE's multi-step `draft_forward` calls `ModelRunner.forward` inside the draft CUDA-graph capture "

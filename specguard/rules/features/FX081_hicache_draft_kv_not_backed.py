@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 HICACHE = "--enable-hierarchical-cache"
 # 0.5.11 is the first release that registers the draft's KV pool with HiCache so L2/L3 backup and
@@ -35,6 +35,7 @@ RULE = Rule(
     name="hicache-draft-kv-not-backed",
     summary="HiCache with a draft that keeps its own KV cache, in a release that does not back that cache up",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="`--enable-hierarchical-cache` with EAGLE/NEXTN, EAGLE3 or STANDALONE before 0.5.11.",
         why="Draft and target share `req_to_token_pool` but keep separate KV pools. HiCache moved only the "

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 GRAMMAR_BACKEND = "--grammar-backend"
 
@@ -31,6 +38,7 @@ RULE = Rule(
     name="ngram-grammar-without-vocab-mask",
     summary="NGRAM before 0.5.9 crashes on the first structured-output request",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="NGRAM speculative decoding before 0.5.9, unless `--grammar-backend none` refuses structured output.",
         why="Up to 0.5.8 the NGRAM worker never generated the grammar vocab mask nor passed it into verify, so a "

@@ -11,7 +11,14 @@ from specguard.rules.attention.backends import (
     attention_backend,
     proposed_backend,
 )
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.hybrid._hybrid import SLIDING_WINDOW_ARCHITECTURES
 
 BROKEN_BACKENDS = frozenset({"flashinfer", "triton"})
@@ -53,6 +60,7 @@ RULE = Rule(
     name="sliding-window-eagle-backend",
     summary="EAGLE on a sliding-window target (Gemma 2/3, MiMo-V2) with flashinfer or triton",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="EAGLE, EAGLE3 or STANDALONE on a target whose architecture has sliding-window layers (Gemma 2, "
         "Gemma 3, Gemma 3n, MiMo-V2) when the target's prefill or decode backend is flashinfer or triton "

@@ -11,7 +11,7 @@ from specguard.memory.estimate import (
     spec_graph_schedule,
 )
 from specguard.models import Applicability, Edit, Finding, Fix, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # A batch padded by more than this fraction of itself counts as a gap. The seed's slime
 # workaround ($(seq 1 32) $(seq 40 8 64) $(seq 80 16 160)) pads at most 23% (65 -> 80), SGLang's
@@ -76,6 +76,7 @@ RULE = Rule(
     name="cuda-graph-bs-gaps-pad-speculative-batches",
     summary="An explicit CUDA graph batch-size list leaves gaps that pad speculative batches",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="For an explicit `--cuda-graph-bs` (SGLang < 0.5.14) / `--cuda-graph-bs-decode` list under "
         "speculative decoding, finds the batch sizes up to `--max-running-requests` that the replay pads by "

@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Dialect, Edit, Finding, Fix, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.spec_params._shared import attn_dp_enabled
 
 PP_SPEC_ENV = "SGLANG_ENABLE_PP_SPEC"
@@ -70,6 +77,7 @@ RULE = Rule(
     name="pipeline-parallel-speculative",
     summary="Pipeline parallelism with speculative decoding outside the cases SGLang allows",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="With `--pp-size` > 1 and a speculative algorithm, checks SGLang's exceptions: EAGLE (NEXTN, not "
         "multi-layer) on a PD prefill node, EAGLE with `SGLANG_ENABLE_PP_SPEC=1` (no disaggregation, "

@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 RADIX = "--disaggregation-decode-enable-radix-cache"
 
@@ -47,6 +54,7 @@ RULE = Rule(
     name="decode-radix-cache-speculative",
     summary="PD decode radix cache with a speculative algorithm that release rejects",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="With `--disaggregation-mode decode --disaggregation-decode-enable-radix-cache`, checks the algorithm.",
         why="SGLang raises '--disaggregation-decode-enable-radix-cache is incompatible with speculative "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import ATTN_DP_SIZE_SINCE, attn_dp_size
 
 
@@ -60,6 +60,7 @@ RULE = Rule(
     name="multi-node-inconsistent",
     summary="--nnodes / --node-rank / --dist-init-addr or the parallel sizes do not fit together",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Checks a multi-node launch: a rendezvous address, a node rank below the node count, tp x pp "
         "divisible by the nodes, no multi-node DP replicas (0.5.22+), and an attention-DP size that divides tp.",

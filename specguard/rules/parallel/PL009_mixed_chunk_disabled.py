@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 # 0.5.19 moved the decision to SpeculativeAlgorithm.supports_mixed_chunk() (arg_groups/
 # speculative_hook.py:675-684): EAGLE, EAGLE3, DFLASH and DSPARK keep it. Before, the EAGLE-family
@@ -40,6 +47,7 @@ RULE = Rule(
     name="mixed-chunk-disabled",
     summary="--enable-mixed-chunk with an algorithm SGLang turns it off for",
     severity=Severity.INFO,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Says when `--enable-mixed-chunk` is silently turned off by the speculative algorithm.",
         why="STANDALONE and FROZEN_KV_MTP (catalogue P24) and NGRAM (P62, unconditionally) do not support mixed "

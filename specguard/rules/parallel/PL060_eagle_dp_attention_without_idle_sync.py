@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
     EAGLE_FAMILY,
     attn_dp_enabled,
@@ -35,6 +35,7 @@ RULE = Rule(
     name="eagle-dp-attention-without-idle-sync",
     summary="EAGLE/NEXTN with DP attention before SGLang 0.4.8, whose EAGLE worker had no idle-rank path",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="EAGLE, EAGLE3 or NEXTN with `--enable-dp-attention` (and `--dp-size` > 1) on SGLang before 0.4.8.",
         why="Under DP attention every DP rank runs each step, the ranks without requests as IDLE batches. Up to "

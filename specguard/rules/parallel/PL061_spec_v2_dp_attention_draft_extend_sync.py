@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
     EAGLE_FAMILY,
     attn_dp_enabled,
@@ -34,6 +34,7 @@ RULE = Rule(
     name="spec-v2-dp-attention-draft-extend-sync",
     summary="SpecV2 EAGLE with DP attention in 0.5.7: the draft extend syncs too few tokens and acceptance drops",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="EAGLE, EAGLE3 or NEXTN on the SpecV2 overlap worker (the overlap scheduler stays on) with attention DP, "
         "on SGLang 0.5.7.",

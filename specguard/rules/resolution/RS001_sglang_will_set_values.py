@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 _FIELD_FLAGS = {
     "algorithm": "--speculative-algorithm",
@@ -53,6 +53,7 @@ RULE = Rule(
     name="sglang-will-set-values",
     summary="Values SGLang's own argument resolution will fill in or rewrite",
     severity=Severity.INFO,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Predicts the speculative values SGLang resolves at start-up (automatic steps/topk/draft "
         "tokens by target architecture, draft tokens forced to steps + 1 under topk 1, NGRAM's derived "

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 _LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
 
@@ -39,6 +39,7 @@ RULE = Rule(
     name="server-exposed-without-api-key",
     summary="--host binds a non-loopback address and no --api-key is set",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Fires when `--host` is an address other than loopback (`0.0.0.0`, `::`, a LAN or public "
         "address, or a host name other than localhost) and `--api-key` is not set.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -30,6 +30,7 @@ RULE = Rule(
     name="remote-code-will-run",
     summary="--trust-remote-code with a model whose config.json has an auto_map: its code will run",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="With `--trust-remote-code` (always on in slime), fires for the target or the draft whose "
         "config.json has an `auto_map`, wherever the model comes from (a local directory included).",

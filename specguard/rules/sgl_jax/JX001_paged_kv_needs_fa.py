@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.sgl_jax._jax import ATTENTION_BACKENDS, backend, jax_example
 
 
@@ -29,6 +35,7 @@ RULE = Rule(
     name="paged-kv-needs-fa",
     summary="sgl-jax: page size above 1 with an attention backend other than fa",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="sgl-jax launches with a speculative algorithm, `--page-size` above 1 and an "
         "`--attention-backend` among sgl-jax's other choices (native, fa_mha, dsa_sparse).",

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.sgl_jax._jax import ATTENTION_BACKENDS, jax_example
 
 
@@ -27,6 +33,7 @@ RULE = Rule(
     name="sglang-only-attention-backend",
     summary="sgl-jax: --attention-backend names a backend only SGLang has",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="`--attention-backend` in an sgl-jax launch against sgl-jax's choices "
         "(native, fa, fa_mha, dsa_sparse).",

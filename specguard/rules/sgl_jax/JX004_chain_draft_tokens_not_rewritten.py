@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.sgl_jax._jax import jax_example, params, raw_algorithm
 
 
@@ -32,6 +38,7 @@ RULE = Rule(
     name="chain-draft-tokens-not-rewritten",
     summary="sgl-jax: topk 1 with draft tokens other than steps + 1",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="sgl-jax EAGLE-family launches whose topk (default 5) is 1 and whose draft token count "
         "(default 4) is not steps (default 4) + 1.",

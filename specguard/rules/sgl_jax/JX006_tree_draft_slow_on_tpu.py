@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.sgl_jax._jax import jax_example, params, raw_algorithm
 
 
@@ -32,6 +38,7 @@ RULE = Rule(
     name="tree-draft-slow-on-tpu",
     summary="sgl-jax: topk above 1 (a draft tree), which sgl-jax runs slowly",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="sgl-jax EAGLE-family launches whose topk (typed, or sgl-jax's default 5) is above 1.",
         why="sgl-jax's speculative test carries `FIXME(pc) topk > 1 has poor performance now`, its "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Rule, RuleDocs
+from specguard.rules.base import CheckContext, FixAvailability, Rule, RuleDocs
 from specguard.rules.sgl_jax._jax import ALGORITHMS, jax_example, raw_algorithm
 
 
@@ -28,6 +28,7 @@ RULE = Rule(
     name="algorithm-not-in-sgl-jax",
     summary="sgl-jax: a speculative algorithm only SGLang implements (NGRAM, ...)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="`--speculative-algorithm` in an sgl-jax launch against sgl-jax's choices "
         "(EAGLE, EAGLE3, NEXTN, STANDALONE, DFLASH).",

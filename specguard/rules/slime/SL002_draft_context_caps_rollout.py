@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import DRAFT_ALGORITHMS, derived_context_length
 from specguard.rules.slime._slime import SLIME_HEAD
 
@@ -88,6 +88,7 @@ RULE = Rule(
     name="draft-context-caps-rollout",
     summary="A short draft context caps prompt + response in slime rollouts",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="In slime, with a separate draft whose derived context (max_position_embeddings with rope "
         "scaling) is shorter than the target's, compares slime's `--rollout-max-context-len`, "

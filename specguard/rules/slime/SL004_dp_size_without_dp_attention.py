@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.slime._slime import SLIME_HEAD
 
 
@@ -39,6 +46,7 @@ RULE = Rule(
     name="dp-size-without-dp-attention",
     summary="--sglang-dp-size above 1 without --sglang-enable-dp-attention (slime asserts)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Fires in slime when `--sglang-dp-size` (or `--sglang-data-parallel-size`) is above 1 and "
         "`--sglang-enable-dp-attention` is not given.",

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.spec_params._shared import EAGLE_FAMILY, tree_capacity
 
 # The (steps, topk, draft tokens) row SGLang auto-chooses for most targets (P14).
@@ -96,6 +103,7 @@ RULE = Rule(
     name="spec-params-partially-set",
     summary="Only some of --speculative-num-steps / -eagle-topk / -num-draft-tokens are set",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="For EAGLE, EAGLE3, NEXTN and STANDALONE, checks that the three tree parameters are set "
         "together or not at all. NGRAM and DFLASH derive their own values and are not checked here.",

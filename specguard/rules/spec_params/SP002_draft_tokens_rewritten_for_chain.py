@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.spec_params._shared import EAGLE_FAMILY
 from specguard.rules.spec_params.SP001_spec_params_partially_set import (
     adaptive_fills_in,
@@ -38,6 +45,7 @@ RULE = Rule(
     name="draft-tokens-rewritten-for-chain",
     summary="topk 1 with --speculative-num-draft-tokens other than steps + 1 (SGLang rewrites it)",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="With `--speculative-eagle-topk 1` the draft is a chain, and SGLang sets the draft tokens to "
         "steps + 1 whatever was written.",

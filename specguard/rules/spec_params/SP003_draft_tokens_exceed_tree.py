@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.spec_params._shared import EAGLE_FAMILY, tree_capacity
 
 
@@ -42,6 +49,7 @@ RULE = Rule(
     name="draft-tokens-exceed-tree",
     summary="--speculative-num-draft-tokens is larger than the draft tree can supply",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Checks num_draft_tokens - 1 <= topk + (steps - 1) * topk^2 for the EAGLE worker family.",
         why="The draft stage scores topk candidates at the first step and topk*topk at each later step, "

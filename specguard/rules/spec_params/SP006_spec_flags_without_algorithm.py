@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 ALGORITHM = "--speculative-algorithm"
 # Checked before the algorithm is known, so they fail even without one: SP010 and SP011 say so.
@@ -41,6 +48,7 @@ RULE = Rule(
     name="spec-flags-without-algorithm",
     summary="Speculative flags are given without --speculative-algorithm",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Finds `--speculative-*` flags when `--speculative-algorithm` is missing.",
         why="SGLang reads the speculative settings only for a speculative algorithm: without one they are "

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 NGRAM_DEFAULT_MAX_BFS_BREADTH = 10
 
@@ -38,6 +45,7 @@ RULE = Rule(
     name="ngram-topk-overridden",
     summary="NGRAM silently replaces --speculative-eagle-topk with --speculative-ngram-max-bfs-breadth",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="With NGRAM, compares a user `--speculative-eagle-topk` with the BFS breadth (default 10).",
         why="`_handle_ngram` sets topk to `--speculative-ngram-max-bfs-breadth` unconditionally "

@@ -10,6 +10,7 @@ from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
+    FixAvailability,
     Rule,
     RuleDocs,
     fix_of,
@@ -70,6 +71,7 @@ RULE = Rule(
     name="adaptive-spec-unsupported",
     summary="--speculative-adaptive with a configuration it cannot run",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Checks `--speculative-adaptive` against the cases SGLang disables it for, and the starting "
         "`--speculative-num-steps` against the default candidate steps.",

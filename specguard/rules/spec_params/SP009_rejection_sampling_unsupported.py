@@ -8,6 +8,7 @@ from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
+    FixAvailability,
     Rule,
     RuleDocs,
     fix_of,
@@ -69,6 +70,7 @@ RULE = Rule(
     name="rejection-sampling-unsupported",
     summary="Rejection sampling with an algorithm, topk or thresholds it does not support",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="With `--speculative-use-rejection-sampling` (or block verification on EAGLE/EAGLE3, which "
         "turns it on), checks the algorithm, the effective topk and the accept thresholds.",

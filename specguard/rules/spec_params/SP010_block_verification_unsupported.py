@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.spec_params._shared import device
 
 BLOCK = "--speculative-use-block-verification"
@@ -40,6 +47,7 @@ RULE = Rule(
     name="block-verification-unsupported",
     summary="--speculative-use-block-verification with an algorithm or device it does not support",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Checks the algorithm and device of `--speculative-use-block-verification` (new in 0.5.22).",
         why="SGLang checks it before the algorithm's own handler and raises unless the algorithm is "

@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.spec_params._shared import int_flag
 
 WINDOW = "--speculative-draft-window-size"
@@ -57,6 +64,7 @@ RULE = Rule(
     name="draft-window-invalid",
     summary="--speculative-draft-window-size / --speculative-draft-sink-size out of range or without effect",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Checks the draft KV window (0.5.12+) and sink (0.5.21+) sizes.",
         why="SGLang validates them before any algorithm handler: a window <= 0, a negative sink, or a sink "

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.spec_params._shared import int_flag
 
 CORPUS = "--speculative-ngram-external-corpus-path"
@@ -46,6 +53,7 @@ RULE = Rule(
     name="ngram-external-corpus-budget",
     summary="NGRAM external corpus with a SAM budget outside 1..draft tokens - 1",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="With `--speculative-ngram-external-corpus-path` (0.5.11+), checks the SAM budget and corpus token cap.",
         why="SGLang raises when the budget is <= 0 (its default is 0, so the corpus path alone fails), when "

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 # Targets SGLang switches multi-layer EAGLE on for when the algorithm is EAGLE (sglang 0.5.23
 # arg_groups/model_overrides/mimo_v2.py:19-25, gigachat35.py:14-22, overrides.py:330-350 Step3.5/3.7).
@@ -51,6 +58,7 @@ RULE = Rule(
     name="multi-layer-eagle-not-a-chain",
     summary="Multi-layer EAGLE with draft tokens other than steps + 1 (0.5.14+)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="EAGLE with `--enable-multi-layer-eagle` (or a target SGLang turns it on for: MiMo-V2, GigaChat 3.5, "
         "Step 3.5/3.7) whose resolved `--speculative-num-draft-tokens` is not `--speculative-num-steps + 1` "

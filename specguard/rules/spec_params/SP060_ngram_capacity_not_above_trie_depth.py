@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.spec_params._shared import int_flag
 
 CAPACITY = "--speculative-ngram-capacity"
@@ -40,6 +47,7 @@ RULE = Rule(
     name="ngram-capacity-not-above-trie-depth",
     summary="NGRAM trie capacity at or below its max trie depth (scheduler abort on the first request)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="With NGRAM, compares `--speculative-ngram-capacity` (default 10,000,000) with "
         "`--speculative-ngram-max-trie-depth` (default 18) when either is typed.",

@@ -10,7 +10,14 @@ from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     SPECULATIVE_GRAPH_ALGORITHMS,
 )
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 # The largest size SGLang's own speculative capture list reached before 0.5.3 on <90 GB GPUs.
 _MAX_DENSE_BS = 160
@@ -41,6 +48,7 @@ RULE = Rule(
     name="graph-padding-flag-ignored-for-spec",
     summary="--disable-cuda-graph-padding does not change the speculative capture list before SGLang 0.5.3",
     severity=Severity.WARNING,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="`--disable-cuda-graph-padding` with EAGLE, EAGLE3 (NEXTN) or STANDALONE, CUDA graphs on and "
         "no explicit `--cuda-graph-bs`, on SGLang < 0.5.3.",

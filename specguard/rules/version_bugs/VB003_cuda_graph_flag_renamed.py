@@ -6,7 +6,14 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.version_bugs._renames import CUDA_GRAPH_RENAMES, knows
 
 
@@ -55,6 +62,7 @@ RULE = Rule(
     name="cuda-graph-flag-renamed",
     summary="--cuda-graph-max-bs/--cuda-graph-bs spelled for another SGLang version",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="`--cuda-graph-max-bs` and `--cuda-graph-bs` against `--cuda-graph-max-bs-decode` and "
         "`--cuda-graph-bs-decode`, by SGLang version.",

@@ -8,7 +8,14 @@ from packaging.version import Version
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 ASSERTED_SINCE = Version("0.5.12")
 
@@ -42,6 +49,7 @@ RULE = Rule(
     name="graph-padding-off-with-torch-compile",
     summary="--disable-cuda-graph-padding is combined with --enable-torch-compile",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="Both `--disable-cuda-graph-padding` and `--enable-torch-compile`.",
         why="Without padding every distinct batch size is captured and compiled on its own "

@@ -6,7 +6,14 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 from specguard.rules.version_bugs._renames import (
     NGRAM_DEPTH_RENAME,
     NGRAM_FLAGS_SINCE,
@@ -52,6 +59,7 @@ RULE = Rule(
     name="ngram-flag-renamed-for-version",
     summary="An NGRAM trie flag spelled for another SGLang release (branch length, match windows, max trie depth)",
     severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="`--speculative-ngram-branch-length`, `--speculative-ngram-min-match-window-size`, "
         "`--speculative-ngram-max-match-window-size` and `--speculative-ngram-max-trie-depth` against the release.",
