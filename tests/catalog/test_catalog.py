@@ -17,12 +17,13 @@ from tests.conftest import REPO, run_cli, run_cli_json
 
 ENTRIES = catalog.index()["models"]
 AICONFIGURATOR = Path("/work/.mirror/ai-dynamo+aiconfigurator/repo")
+SPECFORGE = Path("/work/.mirror/sgl-project+SpecForge/repo")
 SOURCE_OF_A_COPY = re.compile(r"^[\w.-]+/[\w.-]+ ?@ ?[0-9a-f]{8,40} ?: ?\S+")
 
 
 def test_catalog_has_its_snapshot_date_and_over_a_hundred_models() -> None:
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", catalog.snapshot_date())
-    assert len(ENTRIES) >= 130
+    assert len(ENTRIES) >= 145
     assert len({e["model"].lower() for e in ENTRIES}) == len(ENTRIES)
 
 
@@ -49,6 +50,45 @@ def test_aiconfigurator_copies_are_byte_identical_to_their_source(entry: dict) -
     commit, path = entry["source"].removeprefix("ai-dynamo/aiconfigurator@").split(":", 1)
     upstream = subprocess.run(["git", "-C", str(AICONFIGURATOR), "show", f"{commit}:{path}"], capture_output=True, check=True).stdout
     assert (catalog.MODELS / entry["model"] / "config.json").read_bytes() == upstream
+
+
+def _build_catalog_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_catalog", REPO / "scripts" / "build_catalog.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILD = _build_catalog_module()
+
+
+@pytest.mark.parametrize("model", sorted(BUILD.READ_COPIES))
+def test_read_copies_are_byte_identical_to_the_file_read(model: str) -> None:
+    """Copies read with read_file are kept under scripts/catalog_sources/OWNER+REPO@COMMIT/PATH."""
+    repo, commit, path = BUILD.READ_COPIES[model]
+    entry = catalog.lookup(model)
+    assert entry is not None and entry.kind == "config" and entry.source == f"{repo}@{commit}:{path}"
+    kept = BUILD.READ_COPIES_DIR / f"{repo.replace('/', '+')}@{commit}" / path
+    assert entry.path.read_bytes() == kept.read_bytes()
+
+
+@pytest.mark.skipif(not SPECFORGE.is_dir(), reason="needs the sgl-project/SpecForge mirror (research tool `fetch`)")
+@pytest.mark.parametrize("draft", sorted(BUILD.SPECFORGE_DRAFTS))
+def test_specforge_draft_facts_are_the_template_s_facts_less_its_dtype(draft: str) -> None:
+    entry = catalog.lookup(draft)
+    assert entry is not None and entry.kind == "facts"
+    commit, path = entry.source.removeprefix("sgl-project/SpecForge@").split(":", 1)
+    assert path == BUILD.SPECFORGE_DRAFTS[draft][0]
+    template = json.loads(subprocess.run(["git", "-C", str(SPECFORGE), "show", f"{commit}:{path}"], capture_output=True, check=True).stdout)
+    expected = facts_from_config(template, source=path)
+    stated = entry.document()
+    assert "dtype" not in stated and "dtype_key" not in stated
+    for key, value in stated.items():
+        got = getattr(expected, key)
+        assert (list(got) if isinstance(got, tuple) else got) == value, key
+    assert stated["architectures"] == list(expected.architectures) and stated["hidden_size"] == expected.hidden_size
 
 
 def test_lookup_is_case_insensitive_like_the_hub_and_rejects_paths() -> None:
@@ -102,7 +142,7 @@ def test_models_show_prints_each_fact_and_where_it_came_from() -> None:
 
 
 def test_models_show_of_an_unknown_model_is_one_clear_line() -> None:
-    result = run_cli("models", "show", "meta-llama/Llama-3.2-1B-Instruct", "--offline")
+    result = run_cli("models", "show", "microsoft/Phi-3-mini-4k-instruct", "--offline")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "catalog has no copy" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
@@ -134,6 +174,13 @@ PAIRS = [
     ("Qwen/Qwen3.5-397B-A17B", "EAGLE", None),
     ("Qwen/Qwen3.5-27B", "EAGLE", None),
     ("moonshotai/Kimi-K2-Instruct", "EAGLE", None),
+    # SpecBundle drafts (SpecForge templates' facts) with their targets.
+    ("meta-llama/Llama-3.1-8B-Instruct", "EAGLE3", "lmsys/SGLang-EAGLE3-Llama-3.1-8B-Instruct-SpecForge"),
+    ("meta-llama/Llama-3.3-70B-Instruct", "EAGLE3", "lmsys/SGLang-EAGLE3-Llama-3.3-70B-Instruct-SpecForge"),
+    ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "EAGLE3", "lmsys/SGLang-EAGLE3-Llama-4-Scout-17B-16E-Instruct-SpecForge"),
+    ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "EAGLE3", "lmsys/SGLang-EAGLE3-Qwen3-Coder-480B-A35B-Instruct-SpecForge-EigenAI"),
+    ("openai/gpt-oss-20b", "EAGLE3", "zhuyksir/EAGLE3-gpt-oss-20b-bf16"),
+    ("openai/gpt-oss-120b", "EAGLE3", "lmsys/EAGLE3-gpt-oss-120b-bf16"),
 ]
 
 
@@ -162,3 +209,23 @@ def test_the_seed_pair_runs_the_draft_vs_target_rules_on_catalog_facts() -> None
                                   "--speculative-draft-model-path", "lmsys/Qwen3-235B-A22B-EAGLE3")
     assert "DM013" not in {f["code"] for f in document["findings"]}
     assert document["target"]["num_hidden_layers"] == 94 and document["draft"]["eagle_aux_hidden_state_layer_ids"] == [1, 46, 90]
+
+
+def test_a_specforge_draft_s_dtype_is_unknown_so_no_dtype_rule_fires() -> None:
+    """The template says float16, but SpecForge saves the draft in the dtype it trained in: no DM001 from it."""
+    code, document = run_cli_json("check", "--offline", "--", "--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+                                  "--speculative-draft-model-path", "lmsys/SGLang-EAGLE3-Llama-3.1-8B-Instruct-SpecForge")
+    assert document["draft"]["origin"] == "catalog" and document["draft"]["hidden_size"] == 4096
+    assert "DM001" not in {f["code"] for f in document["findings"]}
+
+
+def test_gpt_oss_eagle3_draft_aux_layers_are_checked_against_the_target() -> None:
+    """gpt-oss-120b has 36 layers; the SpecForge draft captures [1, 17, 33], inside them: no DM013."""
+    code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-120b", "--speculative-algorithm", "EAGLE3",
+                                  "--speculative-draft-model-path", "lmsys/EAGLE3-gpt-oss-120b-bf16")
+    assert document["target"]["num_hidden_layers"] == 36 and document["draft"]["eagle_aux_hidden_state_layer_ids"] == [1, 17, 33]
+    assert "DM013" not in {f["code"] for f in document["findings"]}
+    code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-20b", "--speculative-algorithm", "EAGLE3",
+                                  "--speculative-draft-model-path", "lmsys/EAGLE3-gpt-oss-120b-bf16")
+    assert document["target"]["num_hidden_layers"] == 24
+    assert "DM013" in {f["code"] for f in document["findings"]}  # layer 33 of a 24-layer target
