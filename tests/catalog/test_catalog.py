@@ -22,7 +22,7 @@ SOURCE_OF_A_COPY = re.compile(r"^[\w.-]+/[\w.-]+ ?@ ?[0-9a-f]{8,40} ?: ?\S+")
 
 def test_catalog_has_its_snapshot_date_and_over_a_hundred_models() -> None:
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", catalog.snapshot_date())
-    assert len(ENTRIES) >= 130
+    assert len(ENTRIES) >= 146
     assert len({e["model"].lower() for e in ENTRIES}) == len(ENTRIES)
 
 
@@ -49,6 +49,46 @@ def test_aiconfigurator_copies_are_byte_identical_to_their_source(entry: dict) -
     commit, path = entry["source"].removeprefix("ai-dynamo/aiconfigurator@").split(":", 1)
     upstream = subprocess.run(["git", "-C", str(AICONFIGURATOR), "show", f"{commit}:{path}"], capture_output=True, check=True).stdout
     assert (catalog.MODELS / entry["model"] / "config.json").read_bytes() == upstream
+
+
+def _build_catalog_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_catalog", REPO / "scripts" / "build_catalog.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BUILD = _build_catalog_module()
+
+
+@pytest.mark.parametrize("model", sorted(BUILD.READ_COPIES))
+def test_read_copies_are_byte_identical_to_the_file_read(model: str) -> None:
+    """Copies read with read_file are kept under scripts/catalog_sources/OWNER+REPO@COMMIT/PATH."""
+    repo, commit, path = BUILD.READ_COPIES[model]
+    entry = catalog.lookup(model)
+    assert entry is not None and entry.kind == "config" and entry.source == f"{repo}@{commit}:{path}"
+    kept = BUILD.READ_COPIES_DIR / f"{repo.replace('/', '+')}@{commit}" / path
+    assert entry.path.read_bytes() == kept.read_bytes()
+
+
+@pytest.mark.parametrize("model", sorted(BUILD.HF_PAGES))
+def test_hf_page_entries_state_the_page_s_facts_and_cite_it(model: str) -> None:
+    entry = catalog.lookup(model)
+    assert entry is not None and entry.kind == "facts" and entry.source == BUILD.HF_PAGES[model][0]
+    page = json.loads((BUILD.READ_COPIES_DIR / "huggingface.co" / model / "config.json.page.json").read_text())
+    stated = entry.document()
+    assert stated["architectures"] == page["architectures"] and stated["hidden_size"] == page["hidden_size"]
+    assert stated["max_position_embeddings"] == page["max_position_embeddings"]
+    assert stated.get("draft_vocab_size") == page.get("draft_vocab_size")
+
+
+def test_the_published_gpt_oss_draft_is_not_specforge_s_template() -> None:
+    """Why SpecForge's templates are not a catalog source: the published file differs (its HF commit page)."""
+    stated = catalog.lookup("lmsys/EAGLE3-gpt-oss-120b-bf16").document()
+    assert (stated["intermediate_size"], stated["num_attention_heads"], stated["head_dim"], stated["max_position_embeddings"]) == (16384, 32, 128, 131072)
+    assert "vocab_size" not in stated  # beyond the lines the page shows
 
 
 def test_lookup_is_case_insensitive_like_the_hub_and_rejects_paths() -> None:
@@ -102,7 +142,7 @@ def test_models_show_prints_each_fact_and_where_it_came_from() -> None:
 
 
 def test_models_show_of_an_unknown_model_is_one_clear_line() -> None:
-    result = run_cli("models", "show", "meta-llama/Llama-3.2-1B-Instruct", "--offline")
+    result = run_cli("models", "show", "microsoft/Phi-3-mini-4k-instruct", "--offline")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "catalog has no copy" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
@@ -133,7 +173,13 @@ PAIRS = [
     ("Qwen/Qwen3-Next-80B-A3B-Thinking", "EAGLE", None),
     ("Qwen/Qwen3.5-397B-A17B", "EAGLE", None),
     ("Qwen/Qwen3.5-27B", "EAGLE", None),
+    ("Qwen/Qwen3.5-9B", "EAGLE", None),
     ("moonshotai/Kimi-K2-Instruct", "EAGLE", None),
+    # Published drafts whose HF page shows their config.json, with the targets they were trained for.
+    ("openai/gpt-oss-120b", "EAGLE3", "lmsys/EAGLE3-gpt-oss-120b-bf16"),
+    ("moonshotai/Kimi-K2-Instruct", "EAGLE3", "AQ-MedAI/Kimi-K2-Instruct-eagle3"),
+    ("moonshotai/Kimi-K2.5", "EAGLE3", "AQ-MedAI/Kimi-K25-eagle3"),
+    ("meta-llama/Llama-2-7b-chat-hf", "EAGLE", "yuhuili/EAGLE-llama2-chat-7B"),
 ]
 
 
@@ -162,3 +208,15 @@ def test_the_seed_pair_runs_the_draft_vs_target_rules_on_catalog_facts() -> None
                                   "--speculative-draft-model-path", "lmsys/Qwen3-235B-A22B-EAGLE3")
     assert "DM013" not in {f["code"] for f in document["findings"]}
     assert document["target"]["num_hidden_layers"] == 94 and document["draft"]["eagle_aux_hidden_state_layer_ids"] == [1, 46, 90]
+
+
+def test_gpt_oss_eagle3_draft_aux_layers_are_checked_against_the_target() -> None:
+    """gpt-oss-120b has 36 layers; its lmsys draft captures [1, 17, 33], inside them: no DM013."""
+    code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-120b", "--speculative-algorithm", "EAGLE3",
+                                  "--speculative-draft-model-path", "lmsys/EAGLE3-gpt-oss-120b-bf16")
+    assert document["target"]["num_hidden_layers"] == 36 and document["draft"]["eagle_aux_hidden_state_layer_ids"] == [1, 17, 33]
+    assert not {"DM013", "DM002"} & {f["code"] for f in document["findings"]}  # 131072 positions, like the target
+    code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-20b", "--speculative-algorithm", "EAGLE3",
+                                  "--speculative-draft-model-path", "lmsys/EAGLE3-gpt-oss-120b-bf16")
+    assert document["target"]["num_hidden_layers"] == 24
+    assert "DM013" in {f["code"] for f in document["findings"]}  # layer 33 of a 24-layer target
