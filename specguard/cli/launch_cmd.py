@@ -85,18 +85,16 @@ class ResilientStream:
         return getattr(self._stream, name)
 
 
+from specguard.launch.exit_codes import RunKind, help_text
+
+
 class RuntimeChoice(StrEnum):
     auto = "auto"
     sglang = "sglang"
     reference = "reference"
 
 
-EXIT_CODES_HELP = (
-    "Exit codes: 0 ok (dry run, or the runtime exited 0); 1 errors remain (no --force); 2 usage/input error "
-    "(port in use, runtime missing); 3 not ready within --ready-timeout; 4 started but not serving "
-    "(smoke request or /health failed); else the runtime's own code (128+N for signal N; "
-    "130 after Ctrl-C, 143 after SIGTERM, 129 after SIGHUP, 131 after SIGQUIT)."
-)
+EXIT_CODES_HELP = help_text()
 
 
 def launch_command(
@@ -320,17 +318,17 @@ def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: 
                 plan.argv, {**os.environ, **plan.env}, host=plan.host, port=plan.port, api_key=plan.api_key,
                 model=plan.served_model_name, options=options, stop=stop, reporter=reporter, log=log,
             )
-            if result.kind in ("crashed", "unhealthy", "timeout") or result.exit_code not in (0, 130, 143):
+            if result.kind in (RunKind.CRASHED, RunKind.UNHEALTHY, RunKind.TIMEOUT) or result.exit_code not in (0, 130, 143):
                 console.print(f"[bold red]{result.message}[/bold red]")
             else:
                 console.print(f"[bold]{result.message}[/bold]: exit code {result.exit_code}")
-            if result.kind not in ("crashed", "exited", "unhealthy") or (result.kind == "exited" and result.exit_code == 0):
+            if result.kind not in (RunKind.CRASHED, RunKind.EXITED, RunKind.UNHEALTHY) or (result.kind is RunKind.EXITED and result.exit_code == 0):
                 return result.exit_code
             diagnoses = diagnose(result.log_tail, outcome.findings)
             _print_diagnoses(console, diagnoses, result.log_tail)
             fixable = [d for d in diagnoses if d.edits]
-            if result.kind != "crashed" or not fixable or attempt + 1 >= attempts or stop.requested:
-                if fixable and result.kind == "crashed" and not retry_with_fix:
+            if result.kind is not RunKind.CRASHED or not fixable or attempt + 1 >= attempts or stop.requested:
+                if fixable and result.kind is RunKind.CRASHED and not retry_with_fix:
                     console.print("rerun with --retry-with-fix to try the fix above once")
                 return result.exit_code
             spec, refusal = _recheck_retry(spec, fixable[0].edits, check_ctx, outcome)

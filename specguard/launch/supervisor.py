@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from specguard.launch.exit_codes import LaunchExit, RunKind
 from specguard.launch.probe import Client, Smoke, smoke_request
 
 ACCEPT_LEN = re.compile(r"accept len: ([0-9.]+)")
@@ -180,7 +181,7 @@ class Child:
 
 @dataclass
 class RunResult:
-    kind: str  # "stopped" | "exited" | "crashed" | "timeout" | "unhealthy"
+    kind: RunKind
     exit_code: int
     message: str = ""
     ready_seconds: float | None = None
@@ -264,12 +265,12 @@ def _supervise(
     client = Client(host, port, api_key)
     began = time.monotonic()
 
-    def ended(kind: str, message: str, exit_code: int | None = None, signum: int = signal.SIGTERM) -> RunResult:
+    def ended(kind: RunKind, message: str, exit_code: int | None = None, signum: int = signal.SIGTERM) -> RunResult:
         reporter.close_progress()
         passed_on = signal_for_runtime(signum)
         returncode, killed = child.stop(passed_on, options.grace, hurry=lambda: stop.count > 1)
         code = exit_code if exit_code is not None else exit_code_of(returncode)
-        if kind == "stopped":
+        if kind is RunKind.STOPPED:
             # A stop we asked for: the runtime's code if it failed on its own, else the shell's 128 + N
             # for the signal the launcher received.
             stopped_cleanly = returncode in (0, -passed_on)
@@ -285,25 +286,25 @@ def _supervise(
         code = exit_code_of(returncode)
         if during_start:
             return RunResult(
-                "crashed", code if code != 0 else 1, f"the runtime exited during start-up (exit code {code})", log_tail=list(child.lines)
+                RunKind.CRASHED, code if code != 0 else 1, f"the runtime exited during start-up (exit code {code})", log_tail=list(child.lines)
             )
-        return RunResult("exited", code, f"the runtime exited (exit code {code})", log_tail=list(child.lines))
+        return RunResult(RunKind.EXITED, code, f"the runtime exited (exit code {code})", log_tail=list(child.lines))
 
     # ---------------------------------------------------------------- readiness
     if options.wait_for_http:
         reporter.phase(f"waiting for {client.base}/health_generate")
         while True:
             if stop.requested:
-                return ended("stopped", "stopped before the runtime was ready", signum=stop.signum or signal.SIGTERM)
+                return ended(RunKind.STOPPED, "stopped before the runtime was ready", signum=stop.signum or signal.SIGTERM)
             if child.poll() is not None:
                 return exited(during_start=True)
             elapsed = time.monotonic() - began
             if elapsed > options.ready_timeout:
                 return ended(
-                    "timeout",
+                    RunKind.TIMEOUT,
                     f"the runtime was not ready within --ready-timeout {options.ready_timeout:g} s "
                     f"({client.base}/health_generate never answered 200)",
-                    exit_code=EXIT_READY_TIMEOUT,
+                    exit_code=LaunchExit.NOT_READY,
                 )
             reporter.waiting(elapsed, options.ready_timeout)
             reply = _interruptible(lambda: client.get("/health_generate", timeout=30.0), stop, child)
@@ -328,7 +329,7 @@ def _supervise(
                 if not smoke.ok:
                     if child.poll() is not None:
                         return exited(during_start=False)
-                    return ended("unhealthy", f"the runtime is up but the smoke request failed: {smoke.error}", exit_code=EXIT_UNHEALTHY)
+                    return ended(RunKind.UNHEALTHY, f"the runtime is up but the smoke request failed: {smoke.error}", exit_code=LaunchExit.NOT_SERVING)
             stats = _interruptible(client.server_info, stop, child)
             reporter.statistics(stats[1] if stats else None, smoke, child.last_accept_len)
         reporter.serving(client.base)
@@ -340,7 +341,7 @@ def _supervise(
     next_check = time.monotonic() + options.health_interval
     while True:
         if stop.requested:
-            return ended("stopped", "stopped", signum=stop.signum or signal.SIGTERM)
+            return ended(RunKind.STOPPED, "stopped", signum=stop.signum or signal.SIGTERM)
         if child.poll() is not None:
             return exited(during_start=False)
         if options.wait_for_http and options.health_interval > 0 and time.monotonic() >= next_check:
@@ -351,16 +352,14 @@ def _supervise(
                     reporter.problem(f"/health answered {reply.status or reply.error} ({failures}/{HEALTH_FAILURES_TO_GIVE_UP})")
                 if failures >= HEALTH_FAILURES_TO_GIVE_UP:
                     return ended(
-                        "unhealthy",
+                        RunKind.UNHEALTHY,
                         f"the health endpoint failed {failures} times in a row after start-up; the runtime was stopped",
-                        exit_code=EXIT_UNHEALTHY,
+                        exit_code=LaunchExit.NOT_SERVING,
                     )
             next_check = time.monotonic() + options.health_interval
         stop.event.wait(0.2)
 
 
-EXIT_READY_TIMEOUT = 3
-EXIT_UNHEALTHY = 4
 
 
 def _interruptible(call: Callable[[], Any], stop: StopRequest, child: Child) -> Any:

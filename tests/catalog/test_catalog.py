@@ -212,11 +212,11 @@ def test_the_seed_pair_runs_the_draft_vs_target_rules_on_catalog_facts() -> None
 
 def test_gpt_oss_eagle3_draft_aux_layers_are_checked_against_the_target() -> None:
     """gpt-oss-120b has 36 layers; its lmsys draft captures [1, 17, 33], inside them: no DM013."""
-    code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-120b", "--speculative-algorithm", "EAGLE3",
+    _code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-120b", "--speculative-algorithm", "EAGLE3",
                                   "--speculative-draft-model-path", "lmsys/EAGLE3-gpt-oss-120b-bf16")
     assert document["target"]["num_hidden_layers"] == 36 and document["draft"]["eagle_aux_hidden_state_layer_ids"] == [1, 17, 33]
     assert not {"DM013", "DM002"} & {f["code"] for f in document["findings"]}  # 131072 positions, like the target
-    code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-20b", "--speculative-algorithm", "EAGLE3",
+    _code, document = run_cli_json("check", "--offline", "--", "--model-path", "openai/gpt-oss-20b", "--speculative-algorithm", "EAGLE3",
                                   "--speculative-draft-model-path", "lmsys/EAGLE3-gpt-oss-120b-bf16")
     assert document["target"]["num_hidden_layers"] == 24
     assert "DM013" in {f["code"] for f in document["findings"]}  # layer 33 of a 24-layer target
