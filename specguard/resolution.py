@@ -82,6 +82,7 @@ class Resolution(Frozen):
         default=None, description="--speculative-adaptive: True when SGLang runs it, False when it switches it off, None when not asked"
     )
     adaptive_off_reason: str | None = Field(default=None, description="why SGLang switches --speculative-adaptive off")
+    attention_dp_size: int = Field(default=1, description="the attention-DP width SGLang resolves (1: no attention DP)")
     set_by: dict[str, str] = Field(default_factory=dict)
 
     def params(self) -> SpecParams | None:
@@ -108,6 +109,14 @@ def auto_params(algorithm: str, target: ModelFacts | None) -> SpecParams | None:
 
 
 def predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | None, env: Environment) -> Resolution:
+    """What SGLang will run with, decided once for every rule that needs it."""
+    resolved = _predict(spec, target, draft, env)
+    if spec.dialect is Dialect.SGL_JAX:
+        return resolved
+    return resolved.model_copy(update={"attention_dp_size": attention_dp_size(spec, env)})
+
+
+def _predict(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | None, env: Environment) -> Resolution:
     raw_algorithm = spec.get("speculative_algorithm")
     if raw_algorithm is None:
         return Resolution()

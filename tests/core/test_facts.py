@@ -87,7 +87,7 @@ def test_repo_id_offline_and_not_cached(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     # A model the catalog does not hold either (the catalog stands in for the ones it holds).
     with pytest.raises(InputError, match="not in the local Hugging Face cache"):
-        load_facts("meta-llama/Llama-3.2-1B-Instruct", offline=True)
+        load_facts("meta-llama/Llama-Guard-3-8B", offline=True)
 
 
 def test_repo_id_offline_and_not_cached_falls_back_to_the_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,8 +49,8 @@ def device(ctx: CheckContext) -> str | None:
 
 
 def attn_dp_size(ctx: CheckContext) -> int:
-    """The attention-DP width SGLang resolves (1 = no attention DP)."""
-    return attention_dp_size(ctx.spec, ctx.env)
+    """The attention-DP width SGLang resolves (1 = no attention DP), decided once in resolution."""
+    return ctx.resolution.attention_dp_size
 
 
 def attn_dp_enabled(ctx: CheckContext) -> bool:
