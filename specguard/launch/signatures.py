@@ -55,6 +55,14 @@ SIGNATURES: tuple[Signature, ...] = (
         fallback=(Edit(name="--disable-radix-cache", value=True),),
     ),
     Signature(
+        key="mamba-extra-buffer-verify-none-track",
+        pattern=_re(r"in set_mamba_track_indices_from_reqs\b"),  # the frame above the TypeError line
+        meaning="a hybrid mamba target under speculative decoding with the extra_buffer strategy met a request with no mamba track index on the verify path (SGLang 0.5.13-0.5.15)",
+        rules=("HY024",),
+        advice="upgrade to SGLang 0.5.16 or later; on this release use --mamba-scheduler-strategy no_buffer with --disable-radix-cache",
+        source="https://github.com/sgl-project/sglang/issues/27325",
+    ),
+    Signature(
         key="mla-only-backend-for-mha-draft",
         pattern=_re(r"trtllm_mla backend (can only be used with|requires) MLA model"),
         meaning="an MHA draft (a Llama-style EAGLE3 head) inherited the MLA target's trtllm_mla backend",
