@@ -99,6 +99,7 @@ def runs_extra_buffer(ctx: CheckContext) -> bool:
         return False
     if ctx.spec.has("--disable-radix-cache"):
         return False
-    if ctx.spec.get("linear_attn_backend") not in (None, "triton"):
+    linear = [item.values[0] for item in ctx.spec.items if item.flag == "--linear-attn-backend" and item.values]
+    if linear and linear[-1] != "triton":
         return False
     return not ctx.spec.has("--disable-overlap-schedule") or (ctx.spec.get("page_size") or 1) > 1
