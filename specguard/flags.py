@@ -148,7 +148,7 @@ MODELED_FLAGS: tuple[FlagSpec, ...] = (
     FlagSpec(flag="--enable-dp-attention", dest="enable_dp_attention", kind=_S.SWITCH),
     FlagSpec(flag="--enable-dp-lm-head", dest="enable_dp_lm_head", kind=_S.SWITCH),
     FlagSpec(flag="--attn-dp-size", dest="attn_dp_size", kind=_S.INT),
-    FlagSpec(flag="--tp-size", dest="tp_size", kind=_S.INT, aliases=("--tp",)),
+    FlagSpec(flag="--tp-size", dest="tp_size", kind=_S.INT, aliases=("--tp", "--tensor-parallel-size")),
     FlagSpec(flag="--dp-size", dest="dp_size", kind=_S.INT, aliases=("--dp",)),
     FlagSpec(flag="--pp-size", dest="pp_size", kind=_S.INT, aliases=("--pp",)),
     FlagSpec(flag="--ep-size", dest="ep_size", kind=_S.INT, aliases=("--ep",)),

@@ -55,6 +55,22 @@ SIGNATURES: tuple[Signature, ...] = (
         fallback=(Edit(name="--disable-radix-cache", value=True),),
     ),
     Signature(
+        key="mamba-extra-buffer-verify-none-track",
+        pattern=_re(r"in set_mamba_track_indices_from_reqs\b"),  # the frame above the TypeError line
+        meaning="a hybrid mamba target under speculative decoding with the extra_buffer strategy met a request with no mamba track index on the verify path (SGLang 0.5.13-0.5.15)",
+        rules=("HY024",),
+        advice="upgrade to SGLang 0.5.16 or later; on this release use --mamba-scheduler-strategy no_buffer with --disable-radix-cache",
+        source="https://github.com/sgl-project/sglang/issues/27325",
+    ),
+    Signature(
+        key="fa3-kernel-off-hopper",
+        pattern=_re(r"hopper/flash_fwd_launch_template\.h.*no kernel image is available"),
+        meaning="a FlashAttention 3 (Hopper) kernel ran on a GPU it has no image for: fa3 chosen, or built by a worker that ignores the backend choice (multi-layer EAGLE's V2 draft extend in 0.5.7-0.5.10)",
+        rules=("AB021", "AB001"),
+        advice="pick an --attention-backend this GPU runs; for multi-layer EAGLE on 0.5.7-0.5.10 add --disable-overlap-schedule or upgrade to 0.5.11",
+        source="https://github.com/sgl-project/sglang/pull/19125",
+    ),
+    Signature(
         key="mla-only-backend-for-mha-draft",
         pattern=_re(r"trtllm_mla backend (can only be used with|requires) MLA model"),
         meaning="an MHA draft (a Llama-style EAGLE3 head) inherited the MLA target's trtllm_mla backend",

@@ -9,11 +9,12 @@ from specguard.rules.attention import AB006_draft_backend_not_a_choice as AB006
 from specguard.rules.attention import AB007_torch_native_disables_cuda_graph as AB007
 from specguard.rules.attention import AB008_fa4_page_forced_under_tree_draft as AB008
 from specguard.rules.attention import AB020_mha_draft_inherits_mla_backend as AB020
+from specguard.rules.attention import AB021_multi_layer_eagle_v2_forces_fa3 as AB021
 from specguard.rules.attention import AB060_fa3_draft_backend_chain_only as AB060
 from specguard.rules.attention import AB061_aiter_eagle_graph_non_mla as AB061
 from specguard.rules.attention import AB062_rocm_eagle_tp_rank_divergence as AB062
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
-    AB020.RULE, AB060.RULE, AB061.RULE, AB062.RULE,
+    AB020.RULE, AB021.RULE, AB060.RULE, AB061.RULE, AB062.RULE,
 )

@@ -34,20 +34,38 @@ EAGLE_HOOKS_SINCE: dict[str, Version] = {
     "KimiK25ForConditionalGeneration": Version("0.5.10rc0"),
 }
 
+# Classes that had ``get_embed_and_head()`` (so EAGLE and NEXTN run) long before
+# ``set_eagle3_layers_to_capture()``: only EAGLE3 fails on them. DeepSeek V2/V3
+# (``deepseek_v2.py``, DeepseekV3ForCausalLM subclasses DeepseekV2ForCausalLM): get_embed_and_head
+# from 0.4.5 (:1586) on; set_eagle3_layers_to_capture absent from 0.4.5 to 0.5.4.post1, present in
+# 0.5.4.post3 (:3767) and 0.5.5 (:3822). 0.5.4.post2 was not read, so it is not judged.
+EAGLE3_CAPTURE_SINCE: dict[str, Version] = {
+    "DeepseekV2ForCausalLM": Version("0.5.4.post2"),
+    "DeepseekV3ForCausalLM": Version("0.5.4.post2"),
+}
+
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in ("EAGLE", "EAGLE3") or ctx.target is None:
         return
     arch = ctx.target.architecture
     since = EAGLE_HOOKS_SINCE.get(arch or "")
+    if since is None and ctx.algorithm == "EAGLE3":
+        since = EAGLE3_CAPTURE_SINCE.get(arch or "")
     if since is None or ctx.version >= since:
         return
     missing = "set_eagle3_layers_to_capture()" if ctx.algorithm == "EAGLE3" else "get_embed_and_head()"
+    algo_flag = ctx.flag("--speculative-algorithm")
+    next_step = (
+        f"EAGLE3 runs on this target from SGLang {since}; EAGLE and NEXTN run already (a NextN/MTP draft is "
+        f"{algo_flag} NEXTN)"
+        if arch in EAGLE3_CAPTURE_SINCE
+        else f"EAGLE and EAGLE3 run on this target from SGLang {since}; upgrade, or drop {algo_flag} (NGRAM needs no hooks)"
+    )
     yield RULE.finding(
         f"SGLang {ctx.env.sglang_version}'s {arch} has no {missing}, which the "
         f"{ctx.spec.get('speculative_algorithm')} worker calls on the target: the server dies with an "
-        f"AttributeError after the target's weights have loaded. EAGLE and EAGLE3 run on this target from "
-        f"SGLang {since}; upgrade, or drop {ctx.flag('--speculative-algorithm')} (NGRAM needs no hooks)",
+        f"AttributeError after the target's weights have loaded. {next_step}",
         flags=("--speculative-algorithm",),
     )
 
@@ -70,7 +88,9 @@ RULE = Rule(
         "class: Qwen2.5-VL in 0.5.2 (sglang#8801; absent in 0.5.1), Qwen3-VL dense and MoE in 0.5.11 "
         "(sglang#22230; absent in 0.5.5 to 0.5.10.post1), Gemma 3 text and multimodal in 0.5.12 "
         "(sglang#23976; absent in 0.4.6 to 0.5.11; a Gemma 3 EAGLE launch failing only in EAGLE mode is "
-        "sglang#8186), Kimi K2.5 in 0.5.10rc0 (sglang#19689; absent in 0.5.9). Other architectures are not judged.",
+        "sglang#8186), Kimi K2.5 in 0.5.10rc0 (sglang#19689; absent in 0.5.9). DeepSeek V2/V3 had `get_embed_and_head()` "
+        "from 0.4.5 but `set_eagle3_layers_to_capture()` only from 0.5.4.post3, so EAGLE3 alone fails there "
+        "(sglang#5513: DeepSeek-R1 with EAGLE3 and its NextN draft on 0.4.5). Other architectures are not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
         "automatic fix.",
         fix_safety="No fix: the release is the user's choice.",
@@ -99,5 +119,8 @@ RULE = Rule(
         "sglang 0.5.1 / 0.5.2: python/sglang/srt/models/qwen2_5_vl.py (absent / :654-657)",
         "sglang 0.5.11 / 0.5.12: python/sglang/srt/models/gemma3_mm.py, gemma3_causal.py (absent / gemma3_mm.py:485-497)",
         "sglang 0.5.9 / 0.5.10: python/sglang/srt/models/kimi_k25.py (absent / present, sgl-project/sglang#19689)",
+        "https://github.com/sgl-project/sglang/issues/5513",
+        "sglang 0.4.5: python/sglang/srt/model_executor/model_runner.py:222-223 (EAGLE3 calls set_eagle3_layers_to_capture)",
+        "sglang 0.5.4.post1 / 0.5.4.post3: python/sglang/srt/models/deepseek_v2.py (absent / :3767)",
     ),
 )

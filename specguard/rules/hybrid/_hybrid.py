@@ -63,3 +63,43 @@ SLIDING_WINDOW_ARCHITECTURES = frozenset(
         "MiMoV2FlashForCausalLM",
     }
 )
+
+# Targets whose 'auto' mamba strategy can resolve to extra_buffer, from 0.5.14 on (with the
+# default triton linear-attention backend): sglang 0.5.14 server_args.py:4338-4351. The rarer
+# entries (InternS2-Preview, MiniCPM-V 4.6, Bailing V2.5, GraniteMoeHybrid, NemotronH-Puzzle) are
+# left out, as in MAMBA_RADIX_ARCHITECTURES.
+EXTRA_BUFFER_AUTO_ARCHITECTURES = frozenset(
+    {
+        "Qwen3NextForCausalLM",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "FalconH1ForCausalLM",
+        "NemotronHForCausalLM",
+    }
+)
+AUTO_PICKS_EXTRA_BUFFER_SINCE = "0.5.14"
+
+
+def runs_extra_buffer(ctx: CheckContext) -> bool:
+    """Whether SGLang tracks mamba state with the extra_buffer strategies (plain or lazy).
+
+    Typed, the strategy holds whatever the radix cache (``enable_mamba_extra_buffer()`` reads the
+    strategy alone, 0.5.13 server_args.py:7363-7364). 'auto' resolves to extra_buffer from 0.5.14
+    when the radix cache is on, overlap or paging is wanted, and the linear-attention backend is
+    triton (0.5.14 server_args.py:4380-4395); before 0.5.14 it resolves to no_buffer.
+    """
+    from packaging.version import Version
+
+    strategy = mamba_strategy(ctx)
+    if strategy in ("extra_buffer", "extra_buffer_lazy"):
+        return True
+    if strategy != "auto" or ctx.version < Version(AUTO_PICKS_EXTRA_BUFFER_SINCE):
+        return False
+    if ctx.target is None or ctx.target.architecture not in EXTRA_BUFFER_AUTO_ARCHITECTURES:
+        return False
+    if ctx.spec.has("--disable-radix-cache"):
+        return False
+    linear = [item.values[0] for item in ctx.spec.items if item.flag == "--linear-attn-backend" and item.values]
+    if linear and linear[-1] != "triton":
+        return False
+    return not ctx.spec.has("--disable-overlap-schedule") or (ctx.spec.get("page_size") or 1) > 1
