@@ -34,11 +34,40 @@ EAGLE_HOOKS_SINCE: dict[str, Version] = {
     "KimiK25ForConditionalGeneration": Version("0.5.10rc0"),
 }
 
+# Targets whose EAGLE3 aux-state capture arrives later than get_embed_and_head (MTP/NEXTN run on them
+# earlier). Qwen3.5's VL wrappers subclass Qwen3VLForConditionalGeneration: before 0.5.11 neither has
+# set_eagle3_layers_to_capture (AttributeError); from 0.5.11 to 0.5.21 they inherit Qwen3-VL's, which
+# only assigns ``model.layers_to_capture`` while Qwen3.5's decoder collects aux states from layers
+# marked ``_is_layer_to_capture`` (set only for DFLASH), so EAGLE3 gets none and fails at start
+# (sgl-project/sglang#25408). 0.5.22 adds ``Qwen3_5ForCausalLM.set_eagle3_layers_to_capture``
+# (qwen3_5.py:1837-1840) and the wrapper delegates to it (qwen3_vl.py:1793-1794). Read in the
+# wheels 0.5.9 to 0.5.23 (``grep -n set_eagle3_layers_to_capture models/qwen3_5.py models/qwen3_vl.py``).
+EAGLE3_CAPTURE_SINCE: dict[str, Version] = {
+    "Qwen3_5ForConditionalGeneration": Version("0.5.22"),
+    "Qwen3_5MoeForConditionalGeneration": Version("0.5.22"),
+}
+# The release whose Qwen3-VL parent lends Qwen3.5 a set_eagle3_layers_to_capture that marks no layer.
+INHERITED_CAPTURE_SINCE = Version("0.5.11")
+
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in ("EAGLE", "EAGLE3") or ctx.target is None:
         return
     arch = ctx.target.architecture
+    capture_since = EAGLE3_CAPTURE_SINCE.get(arch or "")
+    if ctx.algorithm == "EAGLE3" and capture_since is not None and ctx.version < capture_since:
+        if ctx.version < INHERITED_CAPTURE_SINCE:
+            what = "has no set_eagle3_layers_to_capture(): the server dies with an AttributeError"
+        else:
+            what = ("inherits Qwen3-VL's set_eagle3_layers_to_capture(), which marks no decoder layer, so the "
+                    "target returns no auxiliary hidden states and the EAGLE3 head fails")
+        yield RULE.finding(
+            f"SGLang {ctx.env.sglang_version}'s {arch} {what} after the target's weights have loaded. EAGLE3 "
+            f"runs on this target from SGLang {capture_since}; upgrade, or use its MTP layers "
+            f"({ctx.flag('--speculative-algorithm')} NEXTN)",
+            flags=("--speculative-algorithm",),
+        )
+        return
     since = EAGLE_HOOKS_SINCE.get(arch or "")
     if since is None or ctx.version >= since:
         return
@@ -69,7 +98,10 @@ RULE = Rule(
         "class: Qwen2.5-VL in 0.5.2 (sglang#8801; absent in 0.5.1), Qwen3-VL dense and MoE in 0.5.11 "
         "(sglang#22230; absent in 0.5.5 to 0.5.10.post1), Gemma 3 text and multimodal in 0.5.12 "
         "(sglang#23976; absent in 0.4.6 to 0.5.11; a Gemma 3 EAGLE launch failing only in EAGLE mode is "
-        "sglang#8186), Kimi K2.5 in 0.5.10rc0 (sglang#19689; absent in 0.5.9). Other architectures are not judged.",
+        "sglang#8186), Kimi K2.5 in 0.5.10rc0 (sglang#19689; absent in 0.5.9). Qwen3.5's VL wrappers have "
+        "get_embed_and_head (MTP) but no working EAGLE3 capture before 0.5.22: no method before 0.5.11, then "
+        "Qwen3-VL's inherited one, which marks no Qwen3.5 layer (sglang#20104, #23569, #25408). Other "
+        "architectures are not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
         "automatic fix.",
         fix_safety="No fix: the release is the user's choice.",
@@ -98,5 +130,9 @@ RULE = Rule(
         "sglang 0.5.1 / 0.5.2: python/sglang/srt/models/qwen2_5_vl.py (absent / :654-657)",
         "sglang 0.5.11 / 0.5.12: python/sglang/srt/models/gemma3_mm.py, gemma3_causal.py (absent / gemma3_mm.py:485-497)",
         "sglang 0.5.9 / 0.5.10: python/sglang/srt/models/kimi_k25.py (absent / present, sgl-project/sglang#19689)",
+        "https://github.com/sgl-project/sglang/pull/20104 (Qwen3.5 supports MTP/NEXTN but not EAGLE3)",
+        "https://github.com/sgl-project/sglang/pull/25408 (Qwen3.5 EAGLE3 capture marks no layer; fails at start)",
+        "sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
+        "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)",
     ),
 )

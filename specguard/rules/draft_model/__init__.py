@@ -25,6 +25,7 @@ from specguard.rules.draft_model import DM040_target_lacks_eagle_hooks as DM040
 from specguard.rules.draft_model import DM041_eagle3_multi_layer_draft_unsupported as DM041
 from specguard.rules.draft_model import DM042_draft_architecture_not_in_release as DM042
 from specguard.rules.draft_model import DM043_standalone_hidden_size_mismatch as DM043
+from specguard.rules.draft_model import DM044_token_map_with_vocab_sharded_head as DM044
 
 RULES = (
     DM001.RULE,
@@ -51,4 +52,5 @@ RULES = (
     DM041.RULE,
     DM042.RULE,
     DM043.RULE,
+    DM044.RULE,
 )
