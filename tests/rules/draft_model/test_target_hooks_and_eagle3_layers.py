@@ -158,3 +158,11 @@ def test_dm040_qwen35_mtp_is_not_judged(algorithm):
     argv = ("--model-path", "Qwen/Qwen3.5-27B", "--speculative-algorithm", algorithm)
     example = Example(argv=argv, target={"architectures": ("Qwen3_5ForConditionalGeneration",)}, sglang_version="0.5.9")
     assert fired("DM040", example) == []
+
+
+@pytest.mark.parametrize(("algorithm", "version", "fires"), [("EAGLE3", "0.5.1", True), ("EAGLE3", "0.4.9", True),
+                                                             ("EAGLE3", "0.5.2", False), ("EAGLE", "0.5.1", False)])
+def test_dm040_qwen2_eagle3_capture_from_052(algorithm, version, fires):
+    argv = ("--model-path", "Qwen/QwQ-32B", "--speculative-algorithm", algorithm, "--speculative-draft-model-path", "d/head")
+    example = Example(argv=argv, target={"architectures": ("Qwen2ForCausalLM",)}, sglang_version=version)
+    assert (fired("DM040", example) == [Severity.ERROR]) is fires
