@@ -154,6 +154,25 @@ SIGNATURES: tuple[Signature, ...] = (
         source="https://github.com/sgl-project/SpecForge/issues/129",
     ),
     Signature(
+        key="eagle3-head-loaded-as-plain-class",
+        pattern=_re(r"KeyError: 'midlayer\."),
+        meaning="an EAGLE3 head (midlayer.* weights) was built as an ordinary model class: its config.json "
+        "architectures name the target's class instead of LlamaForCausalLMEagle3",
+        rules=("DM008",),
+        advice="set architectures to [\"LlamaForCausalLMEagle3\"] in the draft's config.json",
+        source="https://github.com/sgl-project/sglang/issues/9135",
+    ),
+    Signature(
+        key="eagle3-head-logits-under-eagle",
+        pattern=_re(r"logits_buffer\.copy_\(logits\[:, : self\.config\.vocab_size\]\)"),
+        meaning="the draft-extend graph copies logits narrower than vocab_size: a reduced-vocabulary (EAGLE3) "
+        "head is running under --speculative-algorithm EAGLE",
+        rules=("DM008",),
+        advice="use --speculative-algorithm EAGLE3 for an EAGLE3 head",
+        source="https://github.com/sgl-project/sglang/issues/12421",
+        fallback=(Edit(name="--speculative-algorithm", value="EAGLE3"),),
+    ),
+    Signature(
         key="draft-quant-config-missing",
         pattern=_re(r"Cannot find the config file for \w+"),
         meaning="the draft inherited the target's --quantization and has no config file for that method",

@@ -24,6 +24,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 f"proposes token ids up to {draft_vocab - 1}, which index past the target's embedding "
                 "(an illegal memory access at run time; SGLang never compares the two). Use a draft "
                 "built on the target's tokenizer",
+                flags=("--speculative-draft-model-path",),
             )
             return
         same_family = ctx.target.model_type is not None and ctx.target.model_type == ctx.draft.model_type
@@ -34,6 +35,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 "embedding padding (Qwen2.5-7B pads to 152064, Qwen2.5-0.5B to 151936); check that the "
                 "tokenizer files match, since SGLang never loads the draft's tokenizer",
                 severity=Severity.WARNING,
+                flags=("--speculative-draft-model-path",),
             )
             return
         yield RULE.finding(
@@ -41,6 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"target ({ctx.target.model_type or 'unknown type'}, {target_vocab} tokens) use different "
             "vocabularies: the target verifies token ids from the draft's tokenizer, so almost nothing is "
             "accepted. Use a draft from the target's model family",
+            flags=("--speculative-draft-model-path",),
         )
         return
     what = "EAGLE3 head" if algorithm == "EAGLE3" else "EAGLE head"
@@ -51,6 +54,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"the {what}'s vocab_size is {draft_vocab} but the target's is {target_vocab}{extra}: the head was "
         "trained for another tokenizer. SGLang replaces its embedding with the target's and starts, but "
         "its proposals are other tokens' ids and acceptance collapses. Use a draft trained for this target",
+        flags=("--speculative-draft-model-path",),
     )
 
 

@@ -20,6 +20,16 @@ def _is_plain_lm(arch: str) -> bool:
     return arch.endswith("ForCausalLM") and not is_mtp_module(arch)
 
 
+def _declares_reduced_draft_vocab(ctx: CheckContext) -> bool:
+    draft = ctx.draft
+    return (
+        draft is not None
+        and draft.draft_vocab_size is not None
+        and draft.vocab_size is not None
+        and draft.draft_vocab_size < draft.vocab_size
+    )
+
+
 def check(ctx: CheckContext) -> Iterator[Finding]:
     algorithm = ctx.algorithm
     if algorithm not in ("EAGLE", "EAGLE3", "STANDALONE", "DFLASH") or ctx.draft is None:
@@ -27,9 +37,22 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.spec.get("speculative_draft_model_path") is None:
         return
     arch = ctx.draft.architecture
+    algo_flag = ctx.flag("--speculative-algorithm")
+    if algorithm == "EAGLE" and _declares_reduced_draft_vocab(ctx) and arch not in EAGLE3_HEADS | UNREGISTERED_EAGLE3_NAMES.keys():
+        # Only EAGLE3 heads are trained on a reduced vocabulary: an EAGLE-1 head's lm_head spans the
+        # target's whole vocabulary (llama_eagle.py never reads draft_vocab_size; llama_eagle3.py:306-318 does).
+        yield RULE.finding(
+            f"EAGLE with a draft whose config.json declares draft_vocab_size {ctx.draft.draft_vocab_size} below "
+            f"vocab_size {ctx.draft.vocab_size}: that is an EAGLE3 head (EAGLE-1 heads share the target's whole "
+            "vocabulary). Under EAGLE the target captures no auxiliary hidden states and the draft's logits do "
+            f"not fit the target's vocabulary, so CUDA-graph capture or the first draft step fails. Use {algo_flag} EAGLE3",
+            flags=("--speculative-algorithm",),
+            fix=set_flags("use EAGLE3, the algorithm this head was trained for", Applicability.UNSAFE,
+                          speculative_algorithm="EAGLE3"),
+        )
+        return
     if arch is None:
         return
-    algo_flag = ctx.flag("--speculative-algorithm")
     if algorithm == "EAGLE3":
         if arch in UNREGISTERED_EAGLE3_NAMES:
             right = UNREGISTERED_EAGLE3_NAMES[arch]
@@ -63,6 +86,18 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 "draft_vocab_size rows, so loading fails or the draft ignores the target's hidden states. "
                 "Set architectures to [\"LlamaForCausalLMEagle3\"] in its config.json (as the lmsys/jamesliu1 "
                 "copies do)",
+                flags=("--speculative-draft-model-path",),
+            )
+        elif _is_plain_lm(arch):
+            # The EAGLE3 worker calls draft.set_embed() and reads draft.hot_token_id (eagle_worker_v2.py:353-369);
+            # in 0.5.23 only llama.py has set_embed and only llama_eagle3.py has hot_token_id.
+            yield RULE.finding(
+                f"EAGLE3 with a draft whose architectures say {arch}, an ordinary causal LM class: SGLang builds "
+                f"that class, so an EAGLE3 head's weights (midlayer.*, fc, d2t) do not load into it (KeyError "
+                "'midlayer...'), and a real language model lacks the set_embed / hot_token_id the EAGLE3 worker "
+                "calls; either way it fails after the target has loaded. If it is an EAGLE3 head exported with the "
+                "target's class name, set architectures to [\"LlamaForCausalLMEagle3\"] in its config.json; if it "
+                f"is a small model of the target's family, use {algo_flag} STANDALONE",
                 flags=("--speculative-draft-model-path",),
             )
         return
@@ -134,7 +169,9 @@ RULE = Rule(
         what="Compares the draft's `architectures[0]` with the algorithm: EAGLE3 wants an EAGLE3 head "
         "(`LlamaForCausalLMEagle3`), EAGLE an EAGLE-1 head (`LlamaForCausalLMEagle`, "
         "`Qwen2ForCausalLMEagle`, ...) or an MTP module, DFLASH a `DFlashDraftModel`, STANDALONE an "
-        "ordinary language model.",
+        "ordinary language model. Under EAGLE3 any ordinary causal-LM class is wrong (an EAGLE3 head exported "
+        "with the target's class name, such as `Qwen3ForCausalLM`, included); under EAGLE a draft whose config "
+        "declares `draft_vocab_size` below `vocab_size` is an EAGLE3 head whatever its class.",
         why="SGLang accepts any pairing at argument time (P10, cases dm:P01-P03) and loads the draft by its "
         "`architectures`. A wrong head either fails after the target has loaded (EAGLE-1 head under EAGLE3: "
         "fc shape mismatch; `Eagle3LlamaForCausalLM`, the vLLM/AngelSlim name, is not registered in 0.5.23 - "
@@ -165,5 +202,9 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/models/dflash.py:1317",
         "sglang 0.5.23: python/sglang/srt/models/llama.py:929-941 (set_eagle3_layers_to_capture)",
         "fixture: shared/fixtures/draft-templates/Tencent-AngelSlim/qwen3-32b-eagle3.json (Eagle3LlamaForCausalLM)",
+        "https://github.com/sgl-project/sglang/issues/9135 (an EAGLE3 head whose config says Qwen3ForCausalLM: KeyError 'midlayer.self_attn.qkv_proj.weight' in qwen3.py)",
+        "https://github.com/sgl-project/sglang/issues/12421 (EAGLE with a draft_vocab_size 32000 EAGLE3 head: logits 32000 vs 151936 in draft-extend graph capture)",
+        "https://github.com/sgl-project/sglang/issues/36528 (EAGLE3 on a plain Qwen2/Llama class: no set_embed / no hot_token_id)",
+        "sglang 0.5.23: python/sglang/srt/speculative/eagle_worker_v2.py:353-369 (set_embed, hot_token_id); models/llama_eagle3.py:306-318 (draft_vocab_size)",
     ),
 )

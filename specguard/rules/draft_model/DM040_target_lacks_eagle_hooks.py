@@ -34,14 +34,32 @@ EAGLE_HOOKS_SINCE: dict[str, Version] = {
     "KimiK25ForConditionalGeneration": Version("0.5.10rc0"),
 }
 
-# Classes that had ``get_embed_and_head()`` (so EAGLE and NEXTN run) long before
-# ``set_eagle3_layers_to_capture()``: only EAGLE3 fails on them. DeepSeek V2/V3
-# (``deepseek_v2.py``, DeepseekV3ForCausalLM subclasses DeepseekV2ForCausalLM): get_embed_and_head
-# from 0.4.5 (:1586) on; set_eagle3_layers_to_capture absent from 0.4.5 to 0.5.4.post1, present in
-# 0.5.4.post3 (:3767) and 0.5.5 (:3822). 0.5.4.post2 was not read, so it is not judged.
+# Classes that had ``get_embed_and_head()`` (so EAGLE and NEXTN run) long before a working
+# ``set_eagle3_layers_to_capture()``: only EAGLE3 fails on them.
+# - DeepSeek V2/V3 (``deepseek_v2.py``, DeepseekV3ForCausalLM subclasses DeepseekV2ForCausalLM):
+#   get_embed_and_head from 0.4.5 (:1586) on; set_eagle3_layers_to_capture absent from 0.4.5 to
+#   0.5.4.post1, present in 0.5.4.post3 (:3767) and 0.5.5 (:3822). 0.5.4.post2 was not read, so it is not judged.
+# - Qwen3.5's VL wrappers subclass Qwen3VLForConditionalGeneration: before 0.5.11 neither has
+#   set_eagle3_layers_to_capture (AttributeError); from 0.5.11 to 0.5.21 they inherit Qwen3-VL's, which
+#   only assigns ``model.layers_to_capture`` while Qwen3.5's decoder collects aux states from layers
+#   marked ``_is_layer_to_capture`` (set only for DFLASH), so EAGLE3 gets none and fails at start
+#   (sgl-project/sglang#25408). 0.5.22 adds ``Qwen3_5ForCausalLM.set_eagle3_layers_to_capture``
+#   (qwen3_5.py:1837-1840) and the wrapper delegates to it (qwen3_vl.py:1793-1794). Read in the
+#   wheels 0.5.9 to 0.5.23 (``grep -n set_eagle3_layers_to_capture models/qwen3_5.py models/qwen3_vl.py``).
+# - Qwen2ForCausalLM (Qwen2/2.5, QwQ): get_embed_and_head in every release read, set_eagle3_layers_to_capture
+#   from 0.5.2 (qwen2.py:637; absent in 0.4.9, 0.5.0rc1 and 0.5.1; sgl-project/sglang#9216). The 0.5.2
+#   release candidates were not read, so they are not judged.
 EAGLE3_CAPTURE_SINCE: dict[str, Version] = {
     "DeepseekV2ForCausalLM": Version("0.5.4.post2"),
     "DeepseekV3ForCausalLM": Version("0.5.4.post2"),
+    "Qwen3_5ForConditionalGeneration": Version("0.5.22"),
+    "Qwen3_5MoeForConditionalGeneration": Version("0.5.22"),
+    "Qwen2ForCausalLM": Version("0.5.2rc0"),
+}
+# From this release Qwen3.5's wrappers inherit a set_eagle3_layers_to_capture that marks no layer.
+INHERITED_NO_OP_CAPTURE_SINCE: dict[str, Version] = {
+    "Qwen3_5ForConditionalGeneration": Version("0.5.11"),
+    "Qwen3_5MoeForConditionalGeneration": Version("0.5.11"),
 }
 
 
@@ -49,9 +67,22 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in ("EAGLE", "EAGLE3") or ctx.target is None:
         return
     arch = ctx.target.architecture
+    capture_since = EAGLE3_CAPTURE_SINCE.get(arch or "")
+    if ctx.algorithm == "EAGLE3" and capture_since is not None and ctx.version < capture_since:
+        inherited_since = INHERITED_NO_OP_CAPTURE_SINCE.get(arch or "")
+        if inherited_since is None or ctx.version < inherited_since:
+            what = "has no set_eagle3_layers_to_capture(): the server dies with an AttributeError"
+        else:
+            what = ("inherits Qwen3-VL's set_eagle3_layers_to_capture(), which marks no decoder layer, so the "
+                    "target returns no auxiliary hidden states and the EAGLE3 head fails")
+        yield RULE.finding(
+            f"SGLang {ctx.env.sglang_version}'s {arch} {what} after the target's weights have loaded. EAGLE3 "
+            f"runs on this target from SGLang {capture_since}; upgrade, or use EAGLE with an EAGLE-1 head "
+            "(or the model's own MTP layers, where it has them)",
+            flags=("--speculative-algorithm",),
+        )
+        return
     since = EAGLE_HOOKS_SINCE.get(arch or "")
-    if since is None and ctx.algorithm == "EAGLE3":
-        since = EAGLE3_CAPTURE_SINCE.get(arch or "")
     if since is None or ctx.version >= since:
         return
     missing = "set_eagle3_layers_to_capture()" if ctx.algorithm == "EAGLE3" else "get_embed_and_head()"
@@ -90,7 +121,11 @@ RULE = Rule(
         "(sglang#23976; absent in 0.4.6 to 0.5.11; a Gemma 3 EAGLE launch failing only in EAGLE mode is "
         "sglang#8186), Kimi K2.5 in 0.5.10rc0 (sglang#19689; absent in 0.5.9). DeepSeek V2/V3 had `get_embed_and_head()` "
         "from 0.4.5 but `set_eagle3_layers_to_capture()` only from 0.5.4.post3, so EAGLE3 alone fails there "
-        "(sglang#5513: DeepSeek-R1 with EAGLE3 and its NextN draft on 0.4.5). Other architectures are not judged.",
+        "(sglang#5513: DeepSeek-R1 with EAGLE3 and its NextN draft on 0.4.5). Qwen3.5's VL wrappers have "
+        "get_embed_and_head (MTP) but no working EAGLE3 capture before 0.5.22: no method before 0.5.11, then "
+        "Qwen3-VL's inherited one, which marks no Qwen3.5 layer (sglang#20104, #23569, #25408, #38307). "
+        "Qwen2ForCausalLM (Qwen2/2.5, QwQ) has get_embed_and_head but gets EAGLE3 capture only in 0.5.2 "
+        "(sglang#8434, #9216). Other architectures are not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
         "automatic fix.",
         fix_safety="No fix: the release is the user's choice.",
@@ -122,5 +157,11 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/issues/5513",
         "sglang 0.4.5: python/sglang/srt/model_executor/model_runner.py:222-223 (EAGLE3 calls set_eagle3_layers_to_capture)",
         "sglang 0.5.4.post1 / 0.5.4.post3: python/sglang/srt/models/deepseek_v2.py (absent / :3767)",
+        "https://github.com/sgl-project/sglang/pull/20104 (Qwen3.5 supports MTP/NEXTN but not EAGLE3)",
+        "https://github.com/sgl-project/sglang/pull/25408 (Qwen3.5 EAGLE3 capture marks no layer; fails at start)",
+        "https://github.com/sgl-project/sglang/pull/38307 (Qwen3.5 EAGLE3: 'too many values to unpack' in qwen3_vl.py forward at graph capture)",
+        "sglang 0.5.1 / 0.5.2: python/sglang/srt/models/qwen2.py (no set_eagle3_layers_to_capture / :637; sgl-project/sglang#9216)",
+        "sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
+        "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)",
     ),
 )

@@ -3,5 +3,11 @@
 from specguard.rules.quantization import (
     QT040_target_quantization_forced_on_draft as QT040,
 )
+from specguard.rules.quantization import (
+    QT041_glm_nextn_drops_checkpoint_quantization as QT041,
+)
 
-RULES = (QT040.RULE,)
+RULES = (
+    QT040.RULE,
+    QT041.RULE,
+)

@@ -369,3 +369,58 @@ def test_cli_end_to_end_mtp_on_non_mtp_target() -> None:
                              "--model-path", str(QWEN3_32B), "--speculative-algorithm", "NEXTN")
     assert code != 0
     assert any(f["code"] == "DM006" and f["severity"] == "error" for f in out["findings"])
+
+
+# DM044: the FR-Spec token map gathers a vocab-sharded lm_head with global ids.
+TOKEN_MAP_EAGLE = ("--model-path", "meta-llama/Meta-Llama-3-8B-Instruct", "--speculative-algorithm", "EAGLE",
+                   "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
+                   "--speculative-token-map", "thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt")
+
+
+def _dm044(argv, version="0.5.23"):
+    from specguard.rules import RULES_BY_CODE
+    from specguard.rules.base import Example as _Example
+
+    ctx = _Example(argv=argv, sglang_version=version).context()
+    return [f.severity.value for f in RULES_BY_CODE["DM044"].check(ctx)]
+
+
+def test_dm044_fires_with_tp_above_one_in_old_and_new_releases():
+    assert _dm044(TOKEN_MAP_EAGLE + ("--tp-size", "2"), "0.4.5") == ["error"]
+    assert _dm044(TOKEN_MAP_EAGLE + ("--tp", "8")) == ["error"]
+
+
+def test_dm044_quiet_for_tp1_eagle3_no_map_and_dp_lm_head():
+    assert _dm044(TOKEN_MAP_EAGLE) == []
+    eagle3 = tuple("EAGLE3" if a == "EAGLE" else a for a in TOKEN_MAP_EAGLE)
+    assert _dm044(eagle3 + ("--tp-size", "8")) == []
+    no_map = TOKEN_MAP_EAGLE[:-2] + ("--tp-size", "4")
+    assert _dm044(no_map) == []
+    assert _dm044(TOKEN_MAP_EAGLE + ("--tp-size", "4", "--enable-dp-attention", "--dp-size", "4",
+                                     "--enable-dp-lm-head")) == []
+
+
+def test_dm044_nextn_is_the_eagle_worker_too():
+    nextn = tuple("NEXTN" if a == "EAGLE" else a for a in TOKEN_MAP_EAGLE)
+    assert _dm044(nextn + ("--tp-size", "2")) == ["error"]
+
+
+# DM008 extensions: EAGLE3 on any ordinary causal-LM class; EAGLE on a reduced-vocabulary (EAGLE3) head.
+def test_dm008_eagle3_head_saved_as_qwen3_class_is_error() -> None:
+    argv = ("--model-path", "Qwen/Qwen3-14B", "--speculative-algorithm", "EAGLE3",
+            "--speculative-draft-model-path", "Qwen3-14B-EAGLE3")
+    got = codes("DM008", ex(argv, draft={"architectures": ("Qwen3ForCausalLM",), "hidden_size": 5120}))
+    assert got == [("DM008", Severity.ERROR)]
+    good = codes("DM008", ex(argv, draft={"architectures": ("LlamaForCausalLMEagle3",)}))
+    assert good == []
+
+
+def test_dm008_eagle_with_reduced_draft_vocab_is_error_without_architectures() -> None:
+    argv = ("--model-path", "Qwen/Qwen3-30B-A3B", "--speculative-algorithm", "EAGLE",
+            "--speculative-draft-model-path", "AngelSlim/Qwen3-a3B_eagle3")
+    got = findings("DM008", ex(argv, draft={"vocab_size": 151936, "draft_vocab_size": 32000}))
+    assert [f.severity for f in got] == [Severity.ERROR] and "EAGLE3" in got[0].message
+    full_vocab = codes("DM008", ex(argv, draft={"vocab_size": 151936, "draft_vocab_size": 151936}))
+    assert full_vocab == []
+    eagle1 = codes("DM008", ex(argv, draft={"architectures": ("LlamaForCausalLMEagle",), "vocab_size": 128256}))
+    assert eagle1 == []

@@ -142,3 +142,27 @@ def test_draft_checkpoint_findings_name_the_draft_path(code, algorithm, target, 
     ctx = Example(argv=tuple(argv), target=target, draft=draft, sglang_version="0.5.9").context()
     findings = list(RULES_BY_CODE[code].check(ctx))
     assert findings and all("--speculative-draft-model-path" in f.flags for f in findings)
+
+
+@pytest.mark.parametrize("arch", ["Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"])
+@pytest.mark.parametrize(("version", "fires"), [("0.5.9", True), ("0.5.10.post1", True), ("0.5.11", True),
+                                                ("0.5.21", True), ("0.5.22", False), ("0.5.23", False)])
+def test_dm040_qwen35_eagle3_capture_by_release(arch, version, fires):
+    example = Example(argv=EAGLE3_VL, target={"architectures": (arch,)}, sglang_version=version)
+    assert (fired("DM040", example) == [Severity.ERROR]) is fires
+
+
+@pytest.mark.parametrize("algorithm", ["EAGLE", "NEXTN"])
+def test_dm040_qwen35_mtp_is_not_judged(algorithm):
+    # Qwen3.5 has get_embed_and_head in every release read: its MTP layers run under EAGLE/NEXTN.
+    argv = ("--model-path", "Qwen/Qwen3.5-27B", "--speculative-algorithm", algorithm)
+    example = Example(argv=argv, target={"architectures": ("Qwen3_5ForConditionalGeneration",)}, sglang_version="0.5.9")
+    assert fired("DM040", example) == []
+
+
+@pytest.mark.parametrize(("algorithm", "version", "fires"), [("EAGLE3", "0.5.1", True), ("EAGLE3", "0.4.9", True),
+                                                             ("EAGLE3", "0.5.2", False), ("EAGLE", "0.5.1", False)])
+def test_dm040_qwen2_eagle3_capture_from_052(algorithm, version, fires):
+    argv = ("--model-path", "Qwen/QwQ-32B", "--speculative-algorithm", algorithm, "--speculative-draft-model-path", "d/head")
+    example = Example(argv=argv, target={"architectures": ("Qwen2ForCausalLM",)}, sglang_version=version)
+    assert (fired("DM040", example) == [Severity.ERROR]) is fires

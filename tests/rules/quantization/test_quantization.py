@@ -74,3 +74,32 @@ def test_qt040_through_the_cli_in_slime_spelling(tmp_path):
     )
     (finding,) = [f for f in document["findings"] if f["code"] == "QT040"]
     assert "--sglang-speculative-draft-model-quantization unquant" in finding["message"]
+
+
+# QT041: GLM NextN draft drops the checkpoint's quantization in 0.5.10.x.
+GLM_MTP = ("--model-path", "zai-org/GLM-4.6-FP8", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+           "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--tp-size", "8")
+GLM_FP8 = {"architectures": ("Glm4MoeForCausalLM",), "quantization": "compressed-tensors"}
+
+
+def _qt041(argv, target=GLM_FP8, version="0.5.10"):
+    from specguard.rules import RULES_BY_CODE
+    from specguard.rules.base import Example as _Example
+
+    rule = RULES_BY_CODE["QT041"]
+    ctx = _Example(argv=argv, target=target, sglang_version=version).context()
+    return [f.flags for f in rule.check(ctx)] if rule.applies_to(ctx) else []
+
+
+@pytest.mark.parametrize(("version", "fires"), [("0.5.9", False), ("0.5.10", True), ("0.5.10.post1", True), ("0.5.11", False)])
+def test_qt041_release_window(version, fires):
+    assert bool(_qt041(GLM_MTP, version=version)) is fires
+
+
+def test_qt041_quiet_when_a_quantization_flag_resolves_or_facts_say_otherwise():
+    assert _qt041(GLM_MTP + ("--quantization", "fp8")) == []
+    assert _qt041(GLM_MTP + ("--speculative-draft-model-quantization", "fp8")) == []
+    assert _qt041(GLM_MTP, target={"architectures": ("Glm4MoeForCausalLM",)}) == []  # bf16 checkpoint
+    assert _qt041(GLM_MTP, target={"architectures": ("DeepseekV3ForCausalLM",), "quantization": "fp8"}) == []
+    nextn = tuple("NEXTN" if a == "EAGLE" else a for a in GLM_MTP)
+    assert _qt041(nextn) == [("--speculative-draft-model-quantization",)]
