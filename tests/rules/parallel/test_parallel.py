@@ -222,3 +222,19 @@ def test_pl004_ngram_on_rocm_lacks_the_tree_op(version, expected) -> None:
     hit = [f for f in findings(PL004, *argv, gpu="MI355X", sglang_version=version) if f.flags == ("--speculative-algorithm",)]
     assert bool(hit) is expected
     assert [f for f in findings(PL004, *argv, gpu="H100", sglang_version="0.5.22") if f.flags == ("--speculative-algorithm",)] == []
+
+
+def test_pl062_index_share_pd_decode_dp_attention() -> None:
+    from specguard.rules.parallel import PL062_index_share_mtp_pd_decode_dp_hang as PL062
+
+    share = {"index_share_for_mtp_iteration": True}
+    decode_dp = ("--model-path", "m", "--tp", "8", "--dp", "8", "--enable-dp-attention", "--disaggregation-mode", "decode",
+                 "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                 "--speculative-num-draft-tokens", "4")
+    [hang] = findings(PL062, *decode_dp, target=share, sglang_version="0.5.23")
+    assert hang.severity is Severity.WARNING and "--enable-dp-attention" in hang.flags
+    assert findings(PL062, *decode_dp, target=share, sglang_version="0.5.15") == []  # no seed fallback yet
+    assert findings(PL062, *decode_dp, target={"index_share_for_mtp_iteration": False}, sglang_version="0.5.23") == []
+    assert findings(PL062, *decode_dp, sglang_version="0.5.23") == []  # the property is unknown
+    colocated = tuple(a for a in decode_dp if a not in ("--disaggregation-mode", "decode"))
+    assert findings(PL062, *colocated, target=share, sglang_version="0.5.23") == []
