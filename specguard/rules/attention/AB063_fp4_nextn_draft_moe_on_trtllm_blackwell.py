@@ -104,6 +104,7 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/issues/31093",
         "https://github.com/sgl-project/sglang/issues/32377",
         "https://github.com/sgl-project/sglang/issues/25563",
+        "sgl-project/sgl-cookbook@7b5bd9c: src/components/autoregressive/GLM5ConfigGenerator/index.js (no speculative option for the NVFP4 B200 recipe)",
         "sglang 0.5.12: python/sglang/srt/server_args.py (triton draft-MoE default inside `elif is_hip()`)",
         "sglang 0.5.14: python/sglang/srt/server_args.py:3742-3777",
         "sglang 0.5.23: python/sglang/srt/arg_groups/overrides.py:745-757, 846-887, 1649-1655",
