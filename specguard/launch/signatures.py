@@ -121,6 +121,14 @@ SIGNATURES: tuple[Signature, ...] = (
         fallback=(Edit(name="--speculative-moe-runner-backend", value="triton"),),
     ),
     Signature(
+        key="dflash-pd-decode-no-draft-input",
+        pattern=_re(r"'NoneType' object has no attribute 'prepare_for_decode'"),
+        meaning="a PD decode node got a request from the prefill node without a DFLASH-family draft input (SGLang before 0.5.20 builds none for DFLASH)",
+        rules=("PL063",),
+        advice="serve DFLASH without PD disaggregation, use EAGLE or DSPARK on the decode node, or upgrade to SGLang 0.5.20+",
+        source="https://github.com/sgl-project/sglang/issues/36140",
+    ),
+    Signature(
         key="cuda-graph-capture-failed",
         pattern=_re(r"Capture (draft )?cuda graph failed"),
         meaning="CUDA graph capture failed at start-up (memory for the captured batch sizes, or an error inside the captured forward)",

@@ -238,3 +238,13 @@ def test_pl062_index_share_pd_decode_dp_attention() -> None:
     assert findings(PL062, *decode_dp, sglang_version="0.5.23") == []  # the property is unknown
     colocated = tuple(a for a in decode_dp if a not in ("--disaggregation-mode", "decode"))
     assert findings(PL062, *colocated, target=share, sglang_version="0.5.23") == []
+
+
+@pytest.mark.parametrize(("version", "mode", "expected"), [
+    ("0.5.16", "decode", True), ("0.5.19", "decode", True), ("0.5.20", "decode", False), ("0.5.16", "prefill", False),
+])
+def test_pl063_dflash_on_pd_decode_until_0_5_20(version, mode, expected) -> None:
+    from specguard.rules.parallel import PL063_dflash_pd_decode_without_draft_input as PL063
+
+    argv = spec("DFLASH", "--disaggregation-mode", mode)
+    assert bool(findings(PL063, *argv, sglang_version=version)) is expected
