@@ -248,3 +248,11 @@ def test_pl063_dflash_on_pd_decode_until_0_5_20(version, mode, expected) -> None
 
     argv = spec("DFLASH", "--disaggregation-mode", mode)
     assert bool(findings(PL063, *argv, sglang_version=version)) is expected
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.16", True), ("0.5.17", False)])
+def test_pl063_dspark_handover_from_0_5_17(version, expected) -> None:
+    from specguard.rules.parallel import PL063_dflash_pd_decode_without_draft_input as PL063
+
+    argv = spec("DSPARK", "--disaggregation-mode", "decode")
+    assert bool(findings(PL063, *argv, sglang_version=version)) is expected
