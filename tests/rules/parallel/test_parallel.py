@@ -256,3 +256,16 @@ def test_pl063_dspark_handover_from_0_5_17(version, expected) -> None:
 
     argv = spec("DSPARK", "--disaggregation-mode", "decode")
     assert bool(findings(PL063, *argv, sglang_version=version)) is expected
+
+
+@pytest.mark.parametrize(("dp", "version", "expected"), [
+    ("4", "0.5.14", True), ("2", "0.5.15", True), ("32", "0.5.14", False), ("4", "0.5.16", False), ("4", "0.5.13", False),
+])
+def test_pl064_glm_dsa_attention_tp_under_dp(dp, version, expected) -> None:
+    from specguard.rules.parallel import PL064_glm_dsa_eagle_attention_tp_under_dp as PL064
+
+    argv = ("--model-path", "m", "--tp", "32", "--dp", dp, "--enable-dp-attention", "--speculative-algorithm", "EAGLE",
+            "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+    glm = {"architectures": ("GlmMoeDsaForCausalLM",)}
+    assert bool(findings(PL064, *argv, target=glm, sglang_version=version)) is expected
+    assert findings(PL064, *argv, target={"architectures": ("DeepseekV3ForCausalLM",)}, sglang_version=version) == []
