@@ -67,9 +67,10 @@ RULE = Rule(
         "with `--quantization modelopt_fp4` on CUDA, where `--speculative-moe-runner-backend` is unset and the "
         "target's MoE runner is flashinfer_trtllm (typed, or SGLang's automatic choice on SM100/SM103 without an "
         "A2A backend).",
-        why="FP4 checkpoints of this family keep the NextN layer in BF16. Only on ROCm does SGLang default that draft "
-        "MoE to triton (0.5.12-0.5.14 server_args.py inside `elif is_hip()`; 0.5.15-0.5.23 "
-        "arg_groups/overrides.py `_deepseek_spec_moe_resolution` returns early when not HIP, 0.5.23 :846-887); "
+        why="FP4 checkpoints of this family keep the NextN layer in BF16. 0.5.7-0.5.9 default that draft MoE to "
+        "triton on SM100 (0.5.9 server_args.py:1289-1331, inside `if is_sm100_supported()`); 0.5.10 moved the block "
+        "under `elif is_hip()` (0.5.10 server_args.py:1659-1695), and 0.5.15-0.5.23 keep it ROCm-only "
+        "(arg_groups/overrides.py `_deepseek_spec_moe_resolution` returns early when not HIP, 0.5.23 :846-887); "
         "on CUDA an unset `--speculative-moe-runner-backend` inherits the target's runner (0.5.23 "
         "overrides.py:1649-1655), which on Blackwell is flashinfer_trtllm. Its BF16 batched-GEMM cubins "
         "(`bmm_Bfloat16_..._dynB_sm100f`) fail in the draft MoE: issue 25563 (GLM-5-NVFP4, 4x B300, 0.5.12: "
@@ -105,10 +106,11 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/issues/32377",
         "https://github.com/sgl-project/sglang/issues/25563",
         "sgl-project/sgl-cookbook@7b5bd9c: src/components/autoregressive/GLM5ConfigGenerator/index.js (no speculative option for the NVFP4 B200 recipe)",
-        "sglang 0.5.12: python/sglang/srt/server_args.py (triton draft-MoE default inside `elif is_hip()`)",
+        "sglang 0.5.9: python/sglang/srt/server_args.py:1289-1331 (triton draft-MoE default on SM100)",
+        "sglang 0.5.10: python/sglang/srt/server_args.py:1659-1695 (the same block, now under `elif is_hip()`)",
         "sglang 0.5.14: python/sglang/srt/server_args.py:3742-3777",
         "sglang 0.5.23: python/sglang/srt/arg_groups/overrides.py:745-757, 846-887, 1649-1655",
     ),
-    sglang_versions=">=0.5.12",
+    sglang_versions=">=0.5.10",
     dialects=SGLANG_DIALECTS,
 )

@@ -257,7 +257,8 @@ def test_ab063_needs_fp4_and_the_family():
     assert fired(AB063.RULE, *no_fp4, gpu="B200", version="0.5.15", target=GLM_DSA) == []
     assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.15", target={"architectures": ("Qwen3MoeForCausalLM",)}) == []
     assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.15") == []  # unknown target
-    assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.11", target=GLM_DSA) == []  # before the range read
+    assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.9", target=GLM_DSA) == []  # 0.5.7-0.5.9 chose triton on SM100
+    assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.10", target=GLM_DSA) != []
 
 
 # AB064: MiniMax-M3 sparse attention has no ROCm target-verify path before 0.5.22 (issue 33383).
