@@ -79,7 +79,9 @@ RULE = Rule(
         "(GLM-5.2-NVFP4, SM100 TP 4: 'Error occurred when running GEMM' in trtllm_bf16_moe at draft prefill) and "
         "issue 30209 (GLM-5.2/5.3 NVFP4 on B200/B300: sporadic illegal memory access every few hours). PR 30210 "
         "measured the flashinfer_trtllm draft MoE crashing 5 times in 5 h on 8x B200 and the triton one none in "
-        "24 h; it was closed unmerged, so 0.5.23 still inherits.",
+        "24 h; it was closed unmerged, so 0.5.23 still inherits. The failing kernel depends on the FlashInfer "
+        "build as well (issue 25563's recipe ran on 0.5.11 and failed on 0.5.12), so this is a risk the reports "
+        "show, not a certainty: a warning.",
         fix="`--speculative-moe-runner-backend triton` (PR 30210's production setting).",
         fix_safety="Unsafe: a different MoE kernel runs the draft (PR 30210 kept accept length 3.19 with it).",
     ),
