@@ -216,6 +216,7 @@ def facts_from_config(
         first_k_dense_replace=_as(int, pick("first_k_dense_replace")),
         n_shared_experts=_as(int, pick("n_shared_experts")),
         kv_lora_rank=_as(int, pick("kv_lora_rank")),
+        index_share_for_mtp_iteration=_as(bool, pick("index_share_for_mtp_iteration")),
         q_lora_rank=_as(int, pick("q_lora_rank")),
         qk_rope_head_dim=_as(int, pick("qk_rope_head_dim")),
         qk_nope_head_dim=_as(int, pick("qk_nope_head_dim")),

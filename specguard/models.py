@@ -107,6 +107,8 @@ class ModelFacts(Frozen):
     first_k_dense_replace: int | None = None
     n_shared_experts: int | None = None
     kv_lora_rank: int | None = None
+    # GLM-5.2 IndexShare: the MTP draft reuses the indexer top-k the target's draft extend seeds.
+    index_share_for_mtp_iteration: bool | None = None
     q_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None

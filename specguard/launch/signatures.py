@@ -128,6 +128,23 @@ SIGNATURES: tuple[Signature, ...] = (
         source="https://github.com/sgl-project/sglang/pull/29346",
     ),
     Signature(
+        key="trtllm-bf16-draft-moe-gemm",
+        pattern=_re(r"trtllm_bf16_moe|bmm_Bfloat16_Bfloat16Bfloat16"),
+        meaning="a BF16 MoE ran on flashinfer_trtllm's batched GEMM and failed on Blackwell; with a DeepSeek-family FP4 target (GLM-5.x, DeepSeek V3) that MoE is the BF16 NextN draft, which inherits the target's runner on CUDA",
+        rules=("AB063",),
+        advice="run the draft MoE on triton: --speculative-moe-runner-backend triton",
+        source="https://github.com/sgl-project/sglang/issues/32377",
+        fallback=(Edit(name="--speculative-moe-runner-backend", value="triton"),),
+    ),
+    Signature(
+        key="dflash-pd-decode-no-draft-input",
+        pattern=_re(r"'NoneType' object has no attribute 'prepare_for_decode'"),
+        meaning="a PD decode node got a request from the prefill node without a DFLASH-family draft input (SGLang before 0.5.20 builds none for DFLASH)",
+        rules=("PL063",),
+        advice="serve DFLASH without PD disaggregation, use EAGLE or DSPARK on the decode node, or upgrade to SGLang 0.5.20+",
+        source="https://github.com/sgl-project/sglang/issues/36140",
+    ),
+    Signature(
         key="cuda-graph-capture-failed",
         pattern=_re(r"Capture (draft )?cuda graph failed"),
         meaning="CUDA graph capture failed at start-up (memory for the captured batch sizes, or an error inside the captured forward)",

@@ -161,7 +161,7 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/pull/25408 (Qwen3.5 EAGLE3 capture marks no layer; fails at start)",
         "https://github.com/sgl-project/sglang/pull/38307 (Qwen3.5 EAGLE3: 'too many values to unpack' in qwen3_vl.py forward at graph capture)",
         "sglang 0.5.1 / 0.5.2: python/sglang/srt/models/qwen2.py (no set_eagle3_layers_to_capture / :637; sgl-project/sglang#9216)",
-        "sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
-        "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)",
+        ("sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
+        "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)"),
     ),
 )

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS, proposed_backend
+from specguard.rules.attention.backends import (
+    EAGLE_TREE_ALGORITHMS,
+    SGLANG_DIALECTS,
+    proposed_backend,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 # gpt-oss alternates full and 128-token sliding-window layers. Gemma 2/3 and MiMo-V2 are HY021's

@@ -240,3 +240,51 @@ def test_ab007_ngram_torch_native_is_an_error_from_0_5_18():
     assert crash.severity is Severity.ERROR and "warmup" in crash.message
     [slow] = fired(AB007.RULE, *ngram, gpu="H100", version="0.5.17")
     assert slow.severity is Severity.WARNING
+
+
+# AB063: the BF16 NextN draft MoE of DeepSeek-family FP4 targets inherits flashinfer_trtllm on CUDA (issues 30209,
+# 31093, 32377; PR 30210).
+from specguard.rules.attention import (
+    AB063_fp4_nextn_draft_moe_on_trtllm_blackwell as AB063,
+)
+
+GLM_FP4_MTP = ("--model-path", "m", "--tp", "8", "--quantization", "modelopt_fp4", "--speculative-algorithm", "EAGLE",
+               "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+GLM_DSA = {"architectures": ("GlmMoeDsaForCausalLM",)}
+
+
+@pytest.mark.parametrize(("gpu", "extra", "expected"), [
+    ("B200", (), True),  # automatic flashinfer_trtllm on SM100
+    ("B300", (), True),
+    (None, ("--moe-runner-backend", "flashinfer_trtllm"), True),  # typed: the GPU need not be known
+    ("H200", (), False),  # no automatic trtllm on Hopper
+    ("B200", ("--moe-a2a-backend", "deepep"), False),  # an A2A backend keeps auto off flashinfer_trtllm
+    ("B200", ("--speculative-moe-runner-backend", "triton"), False),
+    ("MI355X", ("--moe-runner-backend", "flashinfer_trtllm"), False),  # ROCm picks triton itself
+])
+def test_ab063_draft_moe_runner(gpu, extra, expected):
+    assert bool(fired(AB063.RULE, *GLM_FP4_MTP, *extra, gpu=gpu, version="0.5.15", target=GLM_DSA)) is expected
+
+
+def test_ab063_needs_fp4_and_the_family():
+    no_fp4 = tuple(a for a in GLM_FP4_MTP if a not in ("--quantization", "modelopt_fp4"))
+    assert fired(AB063.RULE, *no_fp4, gpu="B200", version="0.5.15", target=GLM_DSA) == []
+    assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.15", target={"architectures": ("Qwen3MoeForCausalLM",)}) == []
+    assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.15") == []  # unknown target
+    assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.9", target=GLM_DSA) == []  # 0.5.7-0.5.9 chose triton on SM100
+    assert fired(AB063.RULE, *GLM_FP4_MTP, gpu="B200", version="0.5.10", target=GLM_DSA) != []
+
+
+# AB064: MiniMax-M3 sparse attention has no ROCm target-verify path before 0.5.22 (issue 33383).
+from specguard.rules.attention import AB064_minimax_m3_sparse_verify_rocm as AB064
+
+M3_EAGLE3 = ("--model-path", "m", "--tp", "4", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d",
+             "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+M3 = {"architectures": ("MiniMaxM3SparseForCausalLM",)}
+
+
+@pytest.mark.parametrize(("gpu", "version", "expected"), [
+    ("MI355X", "0.5.16", True), ("MI300X", "0.5.21", True), ("MI355X", "0.5.22", False), ("H200", "0.5.21", False),
+])
+def test_ab064_rocm_until_0_5_22(gpu, version, expected):
+    assert bool(fired(AB064.RULE, *M3_EAGLE3, gpu=gpu, version=version, target=M3)) is expected

@@ -240,3 +240,58 @@ def test_pl004_ngram_on_rocm_lacks_the_tree_op(version, expected) -> None:
     hit = [f for f in findings(PL004, *argv, gpu="MI355X", sglang_version=version) if f.flags == ("--speculative-algorithm",)]
     assert bool(hit) is expected
     assert [f for f in findings(PL004, *argv, gpu="H100", sglang_version="0.5.22") if f.flags == ("--speculative-algorithm",)] == []
+
+
+def test_pl062_index_share_pd_decode_dp_attention() -> None:
+    from specguard.rules.parallel import (
+        PL062_index_share_mtp_pd_decode_dp_hang as PL062,
+    )
+
+    share = {"index_share_for_mtp_iteration": True}
+    decode_dp = ("--model-path", "m", "--tp", "8", "--dp", "8", "--enable-dp-attention", "--disaggregation-mode", "decode",
+                 "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                 "--speculative-num-draft-tokens", "4")
+    [hang] = findings(PL062, *decode_dp, target=share, sglang_version="0.5.23")
+    assert hang.severity is Severity.WARNING and "--enable-dp-attention" in hang.flags
+    assert findings(PL062, *decode_dp, target=share, sglang_version="0.5.15") == []  # no seed fallback yet
+    assert findings(PL062, *decode_dp, target={"index_share_for_mtp_iteration": False}, sglang_version="0.5.23") == []
+    assert findings(PL062, *decode_dp, sglang_version="0.5.23") == []  # the property is unknown
+    colocated = tuple(a for a in decode_dp if a not in ("--disaggregation-mode", "decode"))
+    assert findings(PL062, *colocated, target=share, sglang_version="0.5.23") == []
+
+
+@pytest.mark.parametrize(("version", "mode", "expected"), [
+    ("0.5.16", "decode", True), ("0.5.19", "decode", True), ("0.5.20", "decode", False), ("0.5.16", "prefill", False),
+])
+def test_pl063_dflash_on_pd_decode_until_0_5_20(version, mode, expected) -> None:
+    from specguard.rules.parallel import (
+        PL063_dflash_pd_decode_without_draft_input as PL063,
+    )
+
+    argv = spec("DFLASH", "--disaggregation-mode", mode)
+    assert bool(findings(PL063, *argv, sglang_version=version)) is expected
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.16", True), ("0.5.17", False)])
+def test_pl063_dspark_handover_from_0_5_17(version, expected) -> None:
+    from specguard.rules.parallel import (
+        PL063_dflash_pd_decode_without_draft_input as PL063,
+    )
+
+    argv = spec("DSPARK", "--disaggregation-mode", "decode")
+    assert bool(findings(PL063, *argv, sglang_version=version)) is expected
+
+
+@pytest.mark.parametrize(("dp", "version", "expected"), [
+    ("4", "0.5.14", True), ("2", "0.5.15", True), ("32", "0.5.14", False), ("4", "0.5.16", False), ("4", "0.5.13", False),
+])
+def test_pl064_glm_dsa_attention_tp_under_dp(dp, version, expected) -> None:
+    from specguard.rules.parallel import (
+        PL064_glm_dsa_eagle_attention_tp_under_dp as PL064,
+    )
+
+    argv = ("--model-path", "m", "--tp", "32", "--dp", dp, "--enable-dp-attention", "--speculative-algorithm", "EAGLE",
+            "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+    glm = {"architectures": ("GlmMoeDsaForCausalLM",)}
+    assert bool(findings(PL064, *argv, target=glm, sglang_version=version)) is expected
+    assert findings(PL064, *argv, target={"architectures": ("DeepseekV3ForCausalLM",)}, sglang_version=version) == []
