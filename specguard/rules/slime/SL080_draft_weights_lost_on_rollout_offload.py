@@ -27,13 +27,24 @@ def rollout_offloaded(ctx: CheckContext) -> bool:
     return any(ctx.spec.has(flag) for flag in ("--offload", "--offload-rollout", "--colocate"))
 
 
+def _mtp_layers(ctx: CheckContext) -> int:
+    """--mtp-num-layers (MODEL_ARGS of slime's model scripts): Megatron then holds the MTP weights."""
+    item = ctx.spec.item("--mtp-num-layers")
+    if item is None or len(item.values) != 1:
+        return 0
+    try:
+        return int(item.values[0])
+    except ValueError:
+        return 0
+
+
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in WEIGHTED_DRAFT_ALGORITHMS or not rollout_offloaded(ctx):
         return
     if ctx.spec.has("--enable-draft-weights-cpu-backup") or ctx.spec.has("--enable-weights-cpu-backup"):
         return
-    if ctx.spec.has("--enable-mtp-training"):
-        return  # the trained MTP layer comes back with every weight sync
+    if ctx.spec.has("--enable-mtp-training") or _mtp_layers(ctx):
+        return  # Megatron holds the MTP layer, so slime's weight sync refills the draft
     lead = (
         "slime releases the rollout engines' GPU memory between rollouts (--colocate / --offload-rollout turn on "
         "SGLang's memory saver), and nothing restores the draft's weights on resume: slime syncs only the "
@@ -46,14 +57,14 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         flag = "--enable-weights-cpu-backup"
     else:
         yield RULE.finding(
-            f"{lead}. SGLang {ctx.env.sglang_version} has no CPU backup for weights (added in 0.5.3): train the "
-            "MTP layer (--enable-mtp-training), run without rollout offload, or upgrade",
+            f"{lead}. SGLang {ctx.env.sglang_version} has no CPU backup for weights (added in 0.5.3): load the "
+            "MTP layer into Megatron (--mtp-num-layers 1), run without rollout offload, or upgrade",
             flags=("--speculative-algorithm",),
         )
         return
     yield RULE.finding(
         f"{lead}. Add {ctx.flag(flag)} (slime's scripts since #971; slime since {SLIME_SETS_BACKUP} passes it "
-        "itself, so an older slime needs it typed), or train the MTP layer with --enable-mtp-training",
+        "itself, so an older slime needs it typed), or load the MTP layer into Megatron (--mtp-num-layers 1, so slime's weight sync refills it)",
         flags=(flag,),
         fix=fix_of(f"add {ctx.flag(flag)}", Applicability.UNSAFE, Edit(name=flag, value=True)),
     )
@@ -70,11 +81,13 @@ RULE = Rule(
         "rollout engines are offloaded (`--colocate`, `--offload-rollout` or `--offload`, as slime resolves "
         "them; not `--debug-rollout-only` or `--no-offload-rollout`), without "
         "`--sglang-enable-draft-weights-cpu-backup` (or `--sglang-enable-weights-cpu-backup`) and without "
-        "`--enable-mtp-training`.",
+        "`--mtp-num-layers` / `--enable-mtp-training` (include MODEL_ARGS from slime's model scripts: "
+        "`scripts/models/mimo-7B-rl.sh` sets `--mtp-num-layers 1`).",
         why="slime passes `enable_memory_saver = --offload-rollout` (on by default under `--colocate`) and calls "
         "`release_memory_occupation` / `resume_memory_occupation` around every training step. The memory "
         "saver discards the weights region of the target and of the draft; the target is refilled by slime's "
-        "weight sync, the draft only when slime trains it (MTP training). Otherwise the draft comes back as "
+        "weight sync, the draft only when Megatron holds the MTP layer (`--mtp-num-layers`, slime #128 "
+        "syncs it with `update_weights_from_tensor`). Otherwise the draft comes back as "
         "zeros and every proposal is rejected (accept length ~1), with no error. SGLang backs the region up "
         "on the host only when asked: `--enable-weights-cpu-backup` since 0.5.3 (`model_runner.py:785-787`), "
         "the draft alone with `--enable-draft-weights-cpu-backup` since 0.5.5.post3 (`model_runner.py:760-761`; "
@@ -84,7 +97,7 @@ RULE = Rule(
         "specguard cannot see slime's version, hence a warning. sglang#31674 (open) reports setups where the "
         "backup alone does not restore the draft.",
         fix="Add `--sglang-enable-draft-weights-cpu-backup` (before 0.5.5.post3: "
-        "`--sglang-enable-weights-cpu-backup`), or train the MTP layer online (`--enable-mtp-training`).",
+        "`--sglang-enable-weights-cpu-backup`), or train the MTP layer online (`--mtp-num-layers 1`, with `--enable-mtp-training` to train it).",
         fix_safety="Unsafe: it keeps a host copy of the draft's weights (slime #1024 dropped it from the MiMo "
         "script, which trains its MTP layer, over an out-of-memory).",
     ),
@@ -105,7 +118,8 @@ RULE = Rule(
     ),
     sources=(
         "THUDM/slime 2cb386ee (#971, 2025-11-30): 'Super tiny enable draft-weights-cpu-backup to avoid MTP acc len issue'",
-        "THUDM/slime 0df48a2c (#1288, 2025-12-29): slime/backends/sglang_utils/sglang_engine.py enable_draft_weights_cpu_backup=True",
+        "THUDM/slime 0df48a2c (#1288, 2025-12-29): slime/backends/sglang_utils/sglang_engine.py enable_draft_weights_cpu_backup=True ('so that we run training without mtp weights')",
+        "https://github.com/THUDM/slime/pull/128 ('Support update_weights_from_tensor for mtp layers in sglang')",
         f"THUDM/slime {SLIME_HEAD}: slime/utils/arguments.py (colocate sets offload_rollout); sglang_engine.py (enable_memory_saver=args.offload_rollout)",
         "https://github.com/sgl-project/sglang/pull/13268 (draft weights become zero after resume in veRL)",
         "https://github.com/sgl-project/sglang/pull/31674 (open: draft weights across release/resume_memory_occupation)",
