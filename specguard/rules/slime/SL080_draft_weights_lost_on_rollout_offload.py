@@ -121,6 +121,7 @@ RULE = Rule(
         "THUDM/slime 0df48a2c (#1288, 2025-12-29): slime/backends/sglang_utils/sglang_engine.py enable_draft_weights_cpu_backup=True ('so that we run training without mtp weights')",
         "https://github.com/THUDM/slime/pull/128 ('Support update_weights_from_tensor for mtp layers in sglang')",
         f"THUDM/slime {SLIME_HEAD}: slime/utils/arguments.py (colocate sets offload_rollout); sglang_engine.py (enable_memory_saver=args.offload_rollout)",
+        "https://github.com/sgl-project/sglang/pull/13318 ('[RL] support only do cpu backup on draft model': colocated RL without the draft's weights on the trainer side)",
         "https://github.com/sgl-project/sglang/pull/13268 (draft weights become zero after resume in veRL)",
         "https://github.com/sgl-project/sglang/pull/31674 (open: draft weights across release/resume_memory_occupation)",
         "sglang 0.5.3: python/sglang/srt/model_executor/model_runner.py:785-787",
