@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -133,5 +134,8 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1159-1174 (auto-choose, P14/P15)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1274 (P16)",
         "catalogue: shared/design/sglang-spec-checks.md P15, P16, P18",
+        "sglang-jax HEAD cddbf6f1: python/sgl_jax/srt/server_args.py:205-206 (fixed defaults steps 4, topk 5, draft tokens 4: nothing to crash on)",
     ),
+    # sgl-jax has no automatic choice: an unset parameter takes its fixed default (JX002/JX004/JX006 judge those).
+    dialects=SGLANG_DIALECTS,
 )

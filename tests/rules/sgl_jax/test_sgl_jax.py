@@ -28,6 +28,7 @@ from specguard.rules.sgl_jax import (
 )
 from specguard.rules.sgl_jax import (
     JX007_algorithm_not_in_sgl_jax as JX007,
+    JX080_dflash_grammar_backend_default as JX080,
 )
 from tests.conftest import HF_CONFIGS, run_cli_json
 
@@ -47,7 +48,7 @@ def test_the_validated_tpu_command_is_clean_for_every_jx_rule():
     assert [f for f in engine.run_rules(ALL_RULES, ctx) if f.code.startswith("JX")] == []
 
 
-@pytest.mark.parametrize("rule", [JX001, JX002, JX003, JX004, JX005, JX006, JX007])
+@pytest.mark.parametrize("rule", [JX001, JX002, JX003, JX004, JX005, JX006, JX007, JX080])
 def test_jx_rules_never_fire_for_sglang_dialect(rule):
     assert fired(rule.RULE, *rule.RULE.bad.argv, dialect=Dialect.SGLANG) == []
 
@@ -128,3 +129,35 @@ def test_cli_end_to_end_sgl_jax_dialect():
     code, doc = run_cli_json("check", "--offline", "--unsafe-fixes", "--dialect", "sgl-jax", "--gpu", "TPU-v6e", "--", *argv)
     assert doc["argv"][doc["argv"].index("--attention-backend") + 1] == "fa"
     assert not [f for f in doc["findings"] if f["code"].startswith("JX") and f["severity"] == "error" and not f["applied"]]
+
+
+DFLASH = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path",
+          "z-lab/Qwen3-8B-DFlash-b16", "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+          "--disable-overlap-schedule")
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ((), True),  # unset: sgl-jax's __post_init__ makes it llguidance
+    (("--grammar-backend", "xgrammar"), True),
+    (("--grammar-backend", "llguidance"), True),
+    (("--grammar-backend", "none"), False),
+])
+def test_jx080_dflash_needs_grammar_backend_none(extra, expected):
+    findings = fired(JX080.RULE, *DFLASH, *extra)
+    assert bool(findings) is expected
+    if expected:
+        assert findings[0].severity is Severity.ERROR and findings[0].flags == ("--grammar-backend",)
+        assert findings[0].fix.applicability is Applicability.UNSAFE
+
+
+def test_jx080_only_dflash():
+    assert fired(JX080.RULE, *VALIDATED) == []
+
+
+def test_sp001_is_sglang_auto_choice_not_sgl_jax():
+    """sgl-jax fills unset steps/topk/draft tokens with fixed defaults; SGLang's partial-set crash does not apply."""
+    from specguard.rules.spec_params import SP001_spec_params_partially_set as SP001
+
+    argv = (*BASE, "--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3")
+    assert fired(SP001.RULE, *argv) == []
+    assert fired(SP001.RULE, *argv, dialect=Dialect.SGLANG) != []

@@ -195,3 +195,54 @@ def test_cli_end_to_end_slime_llama31_eagle3(tmp_path: Path) -> None:
     assert found.get("SL003") == "error"  # typo
     assert found.get("SL004") == "error"  # dp 2 without dp attention
     assert "DM001" not in found and "DM002" not in found  # dtype and context given
+
+
+# ----------------------------------------------------------------------------- SL080
+
+MTP_CHAIN = ("--sglang-speculative-algorithm", "EAGLE", "--sglang-speculative-num-steps", "2",
+             "--sglang-speculative-eagle-topk", "1", "--sglang-speculative-num-draft-tokens", "3")
+
+
+@pytest.mark.parametrize(("version", "flag"), [
+    ("0.5.2", None),  # no CPU backup at all before 0.5.3
+    ("0.5.3", "--enable-weights-cpu-backup"),
+    ("0.5.5", "--enable-weights-cpu-backup"),
+    ("0.5.5.post3", "--enable-draft-weights-cpu-backup"),
+    ("0.5.23", "--enable-draft-weights-cpu-backup"),
+])
+def test_sl080_backup_flag_by_release(version, flag):
+    findings = run("SL080", slime(*MTP_CHAIN, "--colocate", version=version))
+    assert len(findings) == 1 and findings[0].severity is Severity.WARNING
+    if flag is None:
+        assert findings[0].fix is None and "0.5.3" in findings[0].message
+    else:
+        assert findings[0].flags == (flag,)
+        assert findings[0].fix.edits[0].name == flag
+        assert "--sglang-" + flag[2:] in findings[0].message
+
+
+@pytest.mark.parametrize("offload", [("--colocate",), ("--offload-rollout",), ("--offload",)])
+def test_sl080_every_way_slime_offloads_rollout(offload):
+    assert run("SL080", slime(*MTP_CHAIN, *offload, version="0.5.23"))
+
+
+@pytest.mark.parametrize("extra", [
+    (),  # not colocated, not offloaded: the engine keeps its weights
+    ("--colocate", "--no-offload-rollout"),
+    ("--colocate", "--debug-rollout-only"),
+    ("--colocate", "--sglang-enable-draft-weights-cpu-backup"),
+    ("--colocate", "--sglang-enable-weights-cpu-backup"),
+    ("--colocate", "--mtp-num-layers", "1"),  # Megatron holds the MTP layer: weight sync refills it
+    ("--colocate", "--mtp-num-layers", "1", "--enable-mtp-training"),
+])
+def test_sl080_quiet(extra):
+    assert run("SL080", slime(*MTP_CHAIN, *extra, version="0.5.23")) == []
+
+
+def test_sl080_ngram_has_no_draft_weights():
+    assert run("SL080", slime("--sglang-speculative-algorithm", "NGRAM", "--colocate", version="0.5.23")) == []
+
+
+def test_sl080_only_slime():
+    ctx = Example(argv=("--model-path", "m/m", "--speculative-algorithm", "EAGLE")).context()
+    assert not RULES_BY_CODE["SL080"].applies_to(ctx)
