@@ -208,7 +208,7 @@ def serve(argv: list[str]) -> int:
         context_length,
         context_length,
         context_length,
-        rows - 1 if args.scheduler == "batched" else 1,
+        engine.max_running_requests,
         context_length,
         mem,
     )

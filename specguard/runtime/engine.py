@@ -130,7 +130,8 @@ class Engine:
         rows = decoder.target.rows
         self._health_row = rows - 1
         self._health_row_free = rows > 1
-        self._free_rows = list(range(max(1, rows - 1)))  # a heap: the lowest free row first, so
+        self._request_rows = range(max(1, rows - 1))
+        self._free_rows = list(self._request_rows)  # a heap: the lowest free row first, so
         # running requests keep a contiguous run of rows (read as a view, not gathered)
         worker = self._worker_batched if scheduler == "batched" else self._worker_queued
         self._thread = threading.Thread(target=worker, name="specguard-scheduler", daemon=True)
@@ -145,6 +146,11 @@ class Engine:
     def alive(self) -> bool:
         """The scheduler thread is running (it only ends on stop())."""
         return self._thread.is_alive()
+
+    @property
+    def max_running_requests(self) -> int:
+        """Requests served at once (health checks have a row of their own when batched)."""
+        return len(self._request_rows) if self.scheduler == "batched" else 1
 
     @property
     def num_queued(self) -> int:

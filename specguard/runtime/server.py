@@ -319,7 +319,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         internal.update(
             world_size=1,
             startup_time=state.startup_time,
-            effective_max_running_requests_per_dp=1,
+            effective_max_running_requests_per_dp=engine.max_running_requests,
             last_gen_throughput=engine.last_gen_throughput,
             memory_usage={},
         )
