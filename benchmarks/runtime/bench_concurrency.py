@@ -7,7 +7,8 @@ in the same run.
 
 Both schedulers' servers (``--scheduler batched|queued``) run side by side, each a real
 ``python -m specguard.runtime`` on 127.0.0.1 with one torch thread, and are measured in turn
-(only one is loaded at a time), so machine-load drift hits both. At concurrency ``c``, ``c``
+(only one is loaded at a time, in alternating order over ``--repeats``), so machine-load drift
+hits both. At concurrency ``c``, ``c``
 clients each send ``--requests-per-client`` greedy ``/generate`` requests of ``--new-tokens``
 tokens (``ignore_eos``) one after another; aggregate tokens/s is all tokens over the wall-clock
 time of the whole level, latency is per request (p99 of a few dozen requests is close to the
@@ -142,8 +143,9 @@ def main() -> int:
             reference = {p: generate(servers["queued"][1], p, opts.new_tokens)[1] for p in PROMPTS}
             figures[mode] = {name: {} for name in SCHEDULERS}
             for concurrency in CONCURRENCY:
-                for _ in range(opts.repeats):
-                    for name in SCHEDULERS:  # interleaved, so load drift hits both
+                for repeat in range(opts.repeats):
+                    # interleaved, first one then the other, so load drift hits both alike
+                    for name in SCHEDULERS if repeat % 2 == 0 else SCHEDULERS[::-1]:
                         got = measure(servers[name][1], concurrency, opts.requests_per_client, opts.new_tokens)
                         bad = sum(ids != reference[prompt] for prompt, ids in got.pop("outputs"))
                         mismatches += bad

@@ -128,8 +128,8 @@ class Engine:
         # Cache rows (the models' setup_cache(rows=...)): the last one is kept for health checks
         # when there are several, so a full server still answers /health_generate at once.
         rows = decoder.target.rows
-        self._health_row = rows - 1
-        self._health_row_free = rows > 1
+        self._health_row = rows - 1 if rows > 1 else None
+        self._health_row_free = self._health_row is not None
         self._request_rows = range(max(1, rows - 1))
         self._free_rows = list(self._request_rows)  # a heap: the lowest free row first, so
         # running requests keep a contiguous run of rows (read as a view, not gathered)
@@ -358,11 +358,11 @@ class Engine:
     def _take_row(self, priority: int) -> int | None:
         if priority == PRIORITY_HEALTH and self._health_row_free:
             self._health_row_free = False
-            return self._health_row
+            return self._health_row  # type: ignore[return-value]
         return heapq.heappop(self._free_rows) if self._free_rows else None
 
     def _release_row(self, row: int) -> None:
-        if row == self._health_row:
+        if self._health_row is not None and row == self._health_row:
             self._health_row_free = True
         else:
             heapq.heappush(self._free_rows, row)

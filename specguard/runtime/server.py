@@ -284,7 +284,8 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
 
     @app.get("/health_generate")
     async def health_generate() -> Response:
-        """One generated token, queued ahead of the waiting requests (after the one running)."""
+        """One generated token, ahead of the waiting requests: at the next step in a row kept for it
+        (batched), or after the running request (queued)."""
         if not state.ready:
             return Response(status_code=503)
         inp = GenerateInput(

@@ -22,11 +22,13 @@ pytest.importorskip("torch")
 pytest.importorskip("uvicorn")
 
 CONCURRENT = 60
-# The issue asks for 2000-token requests. On this 2-core CPU (shared), 60 batched rows decode at
-# ~2000 tokens/s near the start but attention over 60 rows of 1500 slots costs ~0.15 s a step,
-# so 60 x 2000 tokens would take about 6 minutes; 512 tokens each (30 720 in all) take ~30-60 s,
-# long enough for 15+ health checks at a 2 s interval, and keep the test near 90 s with start-up.
-NEW_TOKENS = 512
+# The issue asks for 2000-token requests; that is not feasible in a bounded test on this CPU.
+# 60 batched rows decode at ~2000 tokens/s near the start, but attention over 60 rows of 1500
+# slots costs ~0.15 s a step (2 shared cores), so 60 x 2000 tokens take about 6 minutes. Measured
+# here (load average 13 on 2 cores): 60 x 512 tokens took 68.5 s and the whole test 135 s, of
+# which ~65 s is the launcher's start-up (torch import, warm-up, smoke request). 256 tokens each
+# keep the load at ~25 s (a dozen 2 s supervision intervals) and the test near 90 s.
+NEW_TOKENS = 256
 HEALTH_INTERVAL_S = 2
 
 
@@ -88,6 +90,7 @@ def test_busy_runtime_is_never_declared_dead_and_every_request_completes(tiny_ro
             load_done.set()
         watcher.result()
     elapsed = time.monotonic() - began
+    print(f"{CONCURRENT} x {NEW_TOKENS} tokens in {elapsed:.1f} s, {len(health_latencies)} health checks by the test")
 
     assert [r["meta_info"]["completion_tokens"] for r in results] == [NEW_TOKENS] * CONCURRENT
     assert all(r["meta_info"]["finish_reason"] == {"type": "length", "length": NEW_TOKENS} for r in results)
