@@ -3,7 +3,9 @@
 It loads Llama / Qwen2 / Qwen3 Hugging Face checkpoints and EAGLE / EAGLE3 heads, runs
 STANDALONE (draft-model chain or tree), EAGLE, EAGLE3 and NGRAM speculative decoding on CPU or CUDA, and serves SGLang 0.5.23's HTTP
 endpoints, so that a supervisor or benchmark written for SGLang works unchanged against it.
-Requests are queued and served one at a time (batch size 1).
+Running requests advance together, one step each per scheduler iteration (plain decode steps
+batched in one forward, speculative rounds taken in turn); ``--scheduler queued`` serves them
+one at a time instead.
 
 Public entry points (stable names):
 

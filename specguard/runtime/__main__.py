@@ -12,10 +12,11 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from specguard.redact import redact_argv
 from specguard.runtime.errors import RuntimeInputError
-from specguard.runtime.flags import ServerArgs, parse_flags
+from specguard.runtime.flags import SPEC_MAX_RUNNING_REQUESTS, ServerArgs, parse_flags
 
 logger = logging.getLogger("specguard.runtime")
 
@@ -31,6 +32,37 @@ def _configure_logging(level: str) -> None:
         stream=sys.stderr,
         force=True,
     )
+
+
+def _cache_rows(args: ServerArgs, target: Any, target_slots: int, draft: Any, draft_slots: int, mem_gb: float) -> int:
+    """KV-cache rows to allocate: one per running request plus one kept for health checks
+    (batched), or one (queued); fewer if they would take more than half the available memory."""
+    if args.scheduler == "queued":
+        return 1
+    # Plain decoding: SGLang sizes max_running_requests from GPU memory; here the speculative default.
+    wanted = (args.max_running_requests or SPEC_MAX_RUNNING_REQUESTS) + 1
+    row_bytes = _row_bytes(target, target_slots) + (_row_bytes(draft, draft_slots) if draft is not None else 0)
+    budget = int(mem_gb * (1 << 30) / 2) if mem_gb > 0 else wanted * row_bytes
+    rows = max(2, min(wanted, budget // max(row_bytes, 1)))
+    if rows < wanted:
+        logger.warning(
+            "KV cache for %d running requests would need %.2f GB; serving %d at a time (lower --context-length for more)",
+            wanted - 1,
+            wanted * row_bytes / (1 << 30),
+            rows - 1,
+        )
+    return rows
+
+
+def _row_bytes(model: Any, slots: int) -> int:
+    """Bytes of one request's KV cache: keys and values of every attention layer."""
+    return sum(
+        2 * layer.self_attn.n_kv * slots * layer.self_attn.head_dim * model.dtype.itemsize for layer in _layers(model)
+    )
+
+
+def _layers(model: Any) -> Any:
+    return model.model.layers if hasattr(model, "model") else model.layers
 
 
 def _available_mem_gb() -> float:
@@ -155,9 +187,12 @@ def serve(argv: list[str]) -> int:
         ngram_max_trie_depth=args.speculative_ngram_max_trie_depth,
         ngram_capacity=args.speculative_ngram_capacity,
     )
-    target.setup_cache(context_length + spec.num_draft_tokens + 1)
+    target_slots = context_length + spec.num_draft_tokens + 1
+    draft_slots = context_length + spec.num_steps * spec.topk + 2
+    rows = _cache_rows(args, target, target_slots, draft, draft_slots, mem)
+    target.setup_cache(target_slots, rows)
     if draft is not None:
-        draft.setup_cache(context_length + spec.num_steps * spec.topk + 2)
+        draft.setup_cache(draft_slots, rows)
     decoder = Decoder(target, spec, draft, seed=args.random_seed)
     eos = set(cfg.eos_token_ids)
     if tokenizer.eos_token_id is not None:
@@ -166,14 +201,14 @@ def serve(argv: list[str]) -> int:
     args.served_model_name = served
     args.tokenizer_path = args.tokenizer_path or args.model_path
     metrics = Metrics(served, spec.num_steps, spec.num_draft_tokens)
-    engine = Engine(args, decoder, tokenizer, eos, context_length, metrics)
+    engine = Engine(args, decoder, tokenizer, eos, context_length, metrics, scheduler=args.scheduler)
     logger.info(
         "max_total_num_tokens=%d, chunked_prefill_size=%d, max_prefill_tokens=%d, max_running_requests=%d, "
         "context_len=%d, available_cpu_mem=%.2f GB",
         context_length,
         context_length,
         context_length,
-        args.max_running_requests or 1,
+        engine.max_running_requests,
         context_length,
         mem,
     )
@@ -181,7 +216,7 @@ def serve(argv: list[str]) -> int:
         **args.public_dict(),
         "reference_runtime": True,
         "draft_mode": (args.speculative_algorithm or "").lower() or None,
-        "batching": "queued",
+        "batching": args.scheduler,
         "ignored_flags": list(args.ignored_flags),
     }
     model_info = {

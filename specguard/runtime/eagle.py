@@ -179,6 +179,7 @@ class EagleHead(nn.Module):
         self._cos: torch.Tensor | None = None
         self._sin: torch.Tensor | None = None
         self.max_len = 0
+        self.rows = 0
 
     @property
     def device(self) -> torch.device:
@@ -188,16 +189,19 @@ class EagleHead(nn.Module):
     def dtype(self) -> torch.dtype:
         return self.fc.weight.dtype
 
-    def setup_cache(self, max_len: int) -> None:
+    def setup_cache(self, max_len: int, rows: int = 1) -> None:
+        """``rows`` request slots of ``max_len`` cache slots (see CausalLM.setup_cache)."""
         m = self.cfg.model
-        if max_len == self.max_len:
+        if (max_len, rows) == (self.max_len, self.rows):
             return
-        self.max_len = max_len
+        self.max_len, self.rows = max_len, rows
         for layer in self.layers:
-            shape = (m.num_key_value_heads, max_len, m.head_dim)
-            layer.self_attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
-            layer.self_attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+            layer.self_attn.allocate(rows, max_len, self.dtype, self.device)
         self._cos, self._sin = rope_tables(m, max_len, self.dtype, self.device)
+
+    def bind_row(self, row: int) -> None:
+        for layer in self.layers:
+            layer.self_attn.bind(row)
 
     def project(self, aux: torch.Tensor) -> torch.Tensor:
         """The target's concatenated aux hidden states -> the head's hidden size (EAGLE3's fc)."""

@@ -1,15 +1,25 @@
-"""The scheduler: one worker thread serves queued requests one at a time (batch size 1).
+"""The scheduler: one worker thread serves the requests, pushing cumulative results to each
+request's asyncio queue.
 
-Requests are *queued*, not batched: the worker takes them first-in first-out and runs each to
-completion with the speculative decoder, pushing cumulative results to the request's asyncio
-queue. An error in one request is reported to that request only; the worker keeps serving.
-The engine also keeps SGLang's accounting (per-request ``spec_*`` keys, the decode-log
-roll-ups behind ``avg_spec_accept_length``) and the Prometheus metrics.
+Two schedulers (``--scheduler``):
+
+* ``batched`` (default), iteration-level scheduling: every step admits waiting requests into
+  free cache rows (up to ``--max-running-requests``; one more row is kept for health checks),
+  prefills the new ones, runs one speculative round for each speculative request (round-robin,
+  so a short request is never stuck behind a long one) and one batched forward for the decode
+  step of every plain-decoding request. Finished and cancelled requests free their row at once.
+* ``queued``: first-in first-out, each request run to completion at batch size 1 on row 0
+  (the scheduler before batching; kept as the benchmark's peer).
+
+An error in one request is reported to that request only; the worker keeps serving. The
+engine also keeps SGLang's accounting (per-request ``spec_*`` keys, the decode-log roll-ups
+behind ``avg_spec_accept_length``) and the Prometheus metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import logging
 import math
@@ -18,6 +28,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +37,7 @@ import torch
 from specguard.runtime.errors import RequestError
 from specguard.runtime.flags import ServerArgs
 from specguard.runtime.metrics import Metrics
-from specguard.runtime.speculative import Decoder, SamplingParams
+from specguard.runtime.speculative import Decoder, RoundResult, SamplingParams, Sequence
 from specguard.runtime.tokenizer import Tokenizer
 
 logger = logging.getLogger("specguard.runtime")
@@ -45,6 +56,7 @@ class GenerateInput:
 
 
 PRIORITY_HEALTH, PRIORITY_REQUEST, PRIORITY_STOP = 0, 1, 2
+SCHEDULERS = ("batched", "queued")
 
 
 @dataclass
@@ -55,6 +67,24 @@ class _Request:
     events: asyncio.Queue
     created: float = field(default_factory=time.perf_counter)
     cancelled: bool = False
+
+
+@dataclass
+class _Active:
+    """A request being served: its cache row, decoding state and output so far."""
+
+    req: _Request
+    row: int
+    max_new: int
+    stop_ids: set[int]
+    histogram: list[int]
+    seq: Sequence | None = None
+    output: list[int] = field(default_factory=list)
+    text: str = ""
+    finish: dict[str, Any] | None = None
+    failed: bool = False
+    verify_ct: int = 0
+    correct: int = 0
 
 
 @dataclass
@@ -75,8 +105,12 @@ class Engine:
         eos_token_ids: set[int],
         context_length: int,
         metrics: Metrics,
+        scheduler: str = "batched",
     ) -> None:
+        if scheduler not in SCHEDULERS:
+            raise ValueError(f"scheduler must be one of {SCHEDULERS}, not {scheduler!r}")
         self.args = args
+        self.scheduler = scheduler
         self.decoder = decoder
         self.tokenizer = tokenizer
         self.eos_token_ids = eos_token_ids
@@ -91,7 +125,16 @@ class Engine:
         self.spec_total_accept_tokens = 0
         self.spec_total_forward_ct = 0
         self.last_gen_throughput = 0.0
-        self._thread = threading.Thread(target=self._worker, name="specguard-scheduler", daemon=True)
+        # Cache rows (the models' setup_cache(rows=...)): the last one is kept for health checks
+        # when there are several, so a full server still answers /health_generate at once.
+        rows = decoder.target.rows
+        self._health_row = rows - 1 if rows > 1 else None
+        self._health_row_free = self._health_row is not None
+        self._request_rows = range(max(1, rows - 1))
+        self._free_rows = list(self._request_rows)  # a heap: the lowest free row first, so
+        # running requests keep a contiguous run of rows (read as a view, not gathered)
+        worker = self._worker_batched if scheduler == "batched" else self._worker_queued
+        self._thread = threading.Thread(target=worker, name="specguard-scheduler", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -103,6 +146,11 @@ class Engine:
     def alive(self) -> bool:
         """The scheduler thread is running (it only ends on stop())."""
         return self._thread.is_alive()
+
+    @property
+    def max_running_requests(self) -> int:
+        """Requests served at once (health checks have a row of their own when batched)."""
+        return len(self._request_rows) if self.scheduler == "batched" else 1
 
     @property
     def num_queued(self) -> int:
@@ -156,7 +204,93 @@ class Engine:
         except RuntimeError:  # the event loop has closed (server shutting down): nobody is waiting
             req.cancelled = True
 
-    def _worker(self) -> None:
+    # ---- per-request bookkeeping, shared by both schedulers ----------------------------
+
+    def _begin(self, req: _Request, row: int) -> _Active:
+        inp = req.inp
+        max_new = min(inp.sampling.max_new_tokens, self.context_length - len(inp.input_ids))
+        stop_ids = set(inp.stop_token_ids) | (set() if inp.ignore_eos else self.eos_token_ids)
+        act = _Active(req, row, max_new, stop_ids, [0] * max(1, self.decoder.spec.num_draft_tokens))
+        if max_new == 0:
+            act.finish = {"type": "length", "length": 0}
+        else:
+            act.seq = self.decoder.start(inp.input_ids, inp.sampling, row)
+        return act
+
+    def _consume(self, act: _Active, result: RoundResult) -> None:
+        """Fold one round's tokens into the request; set ``act.finish`` when it is done."""
+        req, inp, output = act.req, act.req.inp, act.output
+        if result.prefill:
+            self._log_prefill(len(inp.input_ids), time.perf_counter() - req.created)
+            self.metrics.observe_ttft(time.perf_counter() - req.created)
+        if result.accepted_drafts is not None:
+            act.verify_ct += 1
+            act.correct += result.accepted_drafts
+            act.histogram[min(result.accepted_drafts, len(act.histogram) - 1)] += 1
+        finish = None
+        for token in result.tokens:
+            output.append(token)
+            if token in act.stop_ids and len(output) > inp.min_new_tokens:
+                finish = {"type": "stop", "matched": token}
+                break
+            if len(output) >= act.max_new:
+                finish = {"type": "length", "length": len(output)}
+                break
+        if not result.prefill:
+            self._count_round(result.accepted_drafts, len(result.tokens))
+        act.text = self.tokenizer.decode(output)
+        if inp.stop and not (finish is not None and finish["type"] == "stop"):
+            for s in inp.stop:
+                pos = act.text.find(s) if s else -1
+                if pos >= 0:
+                    act.text = act.text[:pos]
+                    finish = {"type": "stop", "matched": s}
+                    break
+        act.finish = finish
+        if finish is None and inp.stream:
+            self._emit(req, "chunk", self._result(act))
+
+    def _run_round(self, act: _Active, round_: Callable[[], RoundResult]) -> None:
+        """One round of one request; its failure ends that request only."""
+        try:
+            self._consume(act, round_())
+        except Exception as exc:  # one request's failure must not stop the server
+            self._fail(act, exc)
+
+    def _fail(self, act: _Active, exc: Exception) -> None:
+        logger.error("request %s failed: %s\n%s", act.req.rid, exc, traceback.format_exc())
+        self._emit(act.req, "error", f"internal error: {exc}")
+        act.finish, act.failed = {"type": "abort", "message": str(exc)}, True
+
+    def _check_cancelled(self, act: _Active) -> bool:
+        if act.req.cancelled and act.finish is None:
+            act.finish = {"type": "abort", "message": "client disconnected", "status_code": 499, "err_type": None}
+            logger.info(
+                "request %s cancelled (client disconnected) after %d of %d new tokens",
+                act.req.rid,
+                len(act.output),
+                act.max_new,
+            )
+        return act.finish is not None
+
+    def _complete(self, act: _Active) -> None:
+        if act.failed:
+            return
+        if act.finish is None:
+            act.finish = {"type": "length", "length": len(act.output)}
+        inp = act.req.inp
+        self.metrics.observe_request(
+            len(inp.input_ids), len(act.output), time.perf_counter() - act.req.created, inp.stream
+        )
+        self._emit(act.req, "done", self._result(act))
+
+    def _set_running(self, n: int) -> None:
+        self._running = n
+        self.metrics.num_running_reqs = n
+
+    # ---- queued: one request at a time --------------------------------------------------
+
+    def _worker_queued(self) -> None:
         torch.set_grad_enabled(False)
         while True:
             _, _, req = self._queue.get()
@@ -165,84 +299,104 @@ class Engine:
             self.metrics.num_queue_reqs = self._queue.qsize()
             if req.cancelled:
                 continue
-            self._running = 1
-            self.metrics.num_running_reqs = 1
+            self._set_running(1)
+            act = self._begin(req, 0)
             try:
-                self._serve(req)
+                if act.finish is None:
+                    for result in self.decoder.decode(req.inp.input_ids, req.inp.sampling, 0):
+                        if self._check_cancelled(act):
+                            break
+                        self._consume(act, result)
+                        if act.finish is not None:
+                            break
             except Exception as exc:  # noqa: BLE001 - one request's failure must not stop the server
-                logger.error("request %s failed: %s\n%s", req.rid, exc, traceback.format_exc())
-                self._emit(req, "error", f"internal error: {exc}")
+                self._fail(act, exc)
             finally:
-                self._running = 0
-                self.metrics.num_running_reqs = 0
+                self._complete(act)
+                self._set_running(0)
 
-    def _serve(self, req: _Request) -> None:
-        inp = req.inp
-        spec = self.decoder.spec
-        prompt_len = len(inp.input_ids)
-        max_new = min(inp.sampling.max_new_tokens, self.context_length - prompt_len)
-        stop_ids = set(inp.stop_token_ids) | (set() if inp.ignore_eos else self.eos_token_ids)
-        output: list[int] = []
-        text = ""
-        finish: dict[str, Any] | None = None
-        verify_ct = correct = 0
-        histogram = [0] * max(1, spec.num_draft_tokens)
-        first_token_at: float | None = None
-        prefill_logged = False
-        if max_new == 0:
-            finish = {"type": "length", "length": 0}
-        rounds = self.decoder.decode(inp.input_ids, inp.sampling) if finish is None else iter(())
-        for result in rounds:
+    # ---- batched: every active request advances every step -------------------------------
+
+    def _worker_batched(self) -> None:
+        torch.set_grad_enabled(False)
+        active: list[_Active] = []
+        stopping = False
+        while True:
+            if not stopping:
+                stopping = not self._admit(active, block=not active)
+            if not active:
+                if stopping:
+                    return
+                continue
+            self._set_running(len(active))
+            self._step(active)
+            for act in [a for a in active if a.finish is not None]:
+                active.remove(act)
+                self._release_row(act.row)
+                self._complete(act)
+            self._set_running(len(active))
+
+    def _admit(self, active: list[_Active], block: bool) -> bool:
+        """Move waiting requests into free rows; False once stop() was called."""
+        while True:
+            try:
+                priority, arrival, req = self._queue.get(block=block)
+            except queue.Empty:
+                return True
+            block = False
+            self.metrics.num_queue_reqs = self._queue.qsize()
+            if req is None:
+                return False
             if req.cancelled:
-                finish = {"type": "abort", "message": "client disconnected", "status_code": 499, "err_type": None}
-                break
-            if not prefill_logged:
-                prefill_logged = True
-                self._log_prefill(prompt_len, time.perf_counter() - req.created)
-                first_token_at = time.perf_counter()
-                self.metrics.observe_ttft(first_token_at - req.created)
-            if result.accepted_drafts is not None:
-                verify_ct += 1
-                correct += result.accepted_drafts
-                histogram[min(result.accepted_drafts, len(histogram) - 1)] += 1
-            for token in result.tokens:
-                output.append(token)
-                if token in stop_ids and len(output) > inp.min_new_tokens:
-                    finish = {"type": "stop", "matched": token}
-                    break
-                if len(output) >= max_new:
-                    finish = {"type": "length", "length": len(output)}
-                    break
-            if not result.prefill:
-                self._count_round(result.accepted_drafts, len(result.tokens))
-            text = self.tokenizer.decode(output)
-            if inp.stop and not (finish is not None and finish["type"] == "stop"):
-                for s in inp.stop:
-                    pos = text.find(s) if s else -1
-                    if pos >= 0:
-                        text = text[:pos]
-                        finish = {"type": "stop", "matched": s}
-                        break
-            if finish is not None:
-                break
-            if inp.stream:
-                self._emit(req, "chunk", self._result(req, output, text, None, verify_ct, correct, histogram))
-        if finish is None:
-            finish = {"type": "length", "length": len(output)}
-        final = self._result(req, output, text, finish, verify_ct, correct, histogram)
-        self.metrics.observe_request(prompt_len, len(output), time.perf_counter() - req.created, inp.stream)
-        self._emit(req, "done", final)
+                continue
+            row = self._take_row(priority)
+            if row is None:  # every row busy: it waits, in its place, for the next step
+                self._queue.put((priority, arrival, req))
+                return True
+            active.append(self._begin(req, row))
 
-    def _result(
-        self,
-        req: _Request,
-        output: list[int],
-        text: str,
-        finish: dict[str, Any] | None,
-        verify_ct: int,
-        correct: int,
-        histogram: list[int],
-    ) -> dict[str, Any]:
+    def _take_row(self, priority: int) -> int | None:
+        if priority == PRIORITY_HEALTH and self._health_row_free:
+            self._health_row_free = False
+            return self._health_row  # type: ignore[return-value]
+        return heapq.heappop(self._free_rows) if self._free_rows else None
+
+    def _release_row(self, row: int) -> None:
+        if self._health_row is not None and row == self._health_row:
+            self._health_row_free = True
+        else:
+            heapq.heappush(self._free_rows, row)
+
+    def _step(self, active: list[_Active]) -> None:
+        """Prefill the new requests, then one round for every other running one."""
+        running = [a for a in active if a.seq is not None and a.seq.committed and not self._check_cancelled(a)]
+        for act in active:
+            if act.seq is not None and not act.seq.committed and not self._check_cancelled(act):
+                self._run_round(act, lambda act=act: self.decoder.prefill(act.seq))
+        if self.decoder.speculative:
+            for act in running:  # round-robin: one speculative round each
+                self._run_round(act, lambda act=act: self.decoder.spec_round(act.seq))
+        elif running:
+            self._plain_step(running)
+
+    def _plain_step(self, running: list[_Active]) -> None:
+        """One batched decode step; if the batch fails, each request alone (errors stay its own)."""
+        try:
+            results = self.decoder.plain_step([a.seq for a in running])  # type: ignore[misc]
+        except Exception:
+            logger.warning("batched decode step failed; retrying its %d requests one by one", len(running))
+            for act in running:
+                self._run_round(act, lambda act=act: self.decoder.plain_step([act.seq])[0])
+            return
+        for act, result in zip(running, results):
+            try:
+                self._consume(act, result)
+            except Exception as exc:
+                self._fail(act, exc)
+
+    def _result(self, act: _Active) -> dict[str, Any]:
+        req, output, finish = act.req, act.output, act.finish
+        verify_ct, correct, histogram = act.verify_ct, act.correct, act.histogram
         meta: dict[str, Any] = {
             "id": req.rid,
             "finish_reason": finish,
@@ -265,7 +419,7 @@ class Engine:
                 spec_accept_length=len(output) / verify_ct if verify_ct else 0.0,
                 spec_correct_drafts_histogram=list(histogram),
             )
-        return {"text": text, "output_ids": list(output), "meta_info": meta}
+        return {"text": act.text, "output_ids": list(output), "meta_info": meta}
 
     def _log_prefill(self, new_tokens: int, elapsed: float) -> None:
         logger.info(

@@ -69,6 +69,8 @@ SUPPORTED_FLAGS: dict[str, bool] = {
     "--pp-size": True,
     "--nnodes": True,
     "--kv-cache-dtype": True,
+    # the reference runtime's own (SGLang has no such flag): batched (default) or queued
+    "--scheduler": True,
 }
 
 #: GPU tuning flags: accepted, warned about, ignored. flag -> takes a value
@@ -178,6 +180,7 @@ class ServerArgs:
     dp_size: int = 1
     pp_size: int = 1
     kv_cache_dtype: str = "auto"
+    scheduler: str = "batched"
     ignored_flags: list[str] = field(default_factory=list)
 
     def public_dict(self) -> dict[str, Any]:
@@ -244,6 +247,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--pp-size", dest="pp_size", default="1")
     p.add_argument("--nnodes", default="1")
     p.add_argument("--kv-cache-dtype", default="auto")
+    p.add_argument("--scheduler", default="batched", choices=["batched", "queued"])
     return p
 
 

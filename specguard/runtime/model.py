@@ -58,10 +58,24 @@ class Attention(nn.Module):
         else:
             self.q_norm = None
             self.k_norm = None
+        #: the cache rows of every request slot ``[rows, n_kv, max_len, hd]``; ``k_cache``/``v_cache``
+        #: are views of the bound row, so the one-request forwards below need not know about rows
+        self.k_pool: torch.Tensor | None = None
+        self.v_pool: torch.Tensor | None = None
         self.k_cache: torch.Tensor | None = None
         self.v_cache: torch.Tensor | None = None
         self._wqkv: torch.Tensor | None = None
         self._bqkv: torch.Tensor | None = None
+
+    def allocate(self, rows: int, max_len: int, dtype: torch.dtype, device: torch.device) -> None:
+        shape = (rows, self.n_kv, max_len, self.head_dim)
+        self.k_pool = torch.zeros(shape, dtype=dtype, device=device)
+        self.v_pool = torch.zeros(shape, dtype=dtype, device=device)
+        self.bind(0)
+
+    def bind(self, row: int) -> None:
+        assert self.k_pool is not None and self.v_pool is not None
+        self.k_cache, self.v_cache = self.k_pool[row], self.v_pool[row]
 
     def fuse(self) -> None:
         """One matmul for q, k and v (fewer kernel launches per token)."""
@@ -105,6 +119,49 @@ class Attention(nn.Module):
             scores = scores.view(n_kv, group, t, end).add_(bias).view(n_kv, group * t, end)
         out = torch.bmm(torch.softmax(scores, dim=-1), v_cache[:, :end])
         out = out.view(n_kv, group, t, hd).permute(2, 0, 1, 3).reshape(t, n_heads * hd)
+        return F.linear(out, self.o_proj.weight)
+
+    def forward_decode(
+        self,
+        x: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        rows: torch.Tensor,
+        slots: torch.Tensor,
+        span: int,
+        row_range: slice | None,
+    ) -> torch.Tensor:
+        """One new token for each of ``B`` requests (``x`` ``[B, D]``): token ``b`` is written to slot
+        ``slots[b]`` of cache row ``rows[b]`` and attends over that row's slots ``0..slots[b]``;
+        ``span`` is ``max(slots) + 1``, the columns read (shorter rows' tails are masked).
+        ``row_range``: ``rows`` is that contiguous range, read as a view instead of gathered."""
+        b = x.shape[0]
+        hd, n_heads, n_kv = self.head_dim, self.n_heads, self.n_kv
+        group = n_heads // n_kv
+        if self._wqkv is not None:
+            qkv = F.linear(x, self._wqkv, self._bqkv).view(b, n_heads + 2 * n_kv, hd)
+        else:
+            qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1).view(b, n_heads + 2 * n_kv, hd)
+        if self.q_norm is not None:
+            q = _rope(self.q_norm.forward(qkv[:, :n_heads]), cos, sin)
+            k = _rope(self.k_norm.forward(qkv[:, n_heads : n_heads + n_kv]), cos, sin)
+        else:
+            qk = _rope(qkv[:, : n_heads + n_kv], cos, sin)
+            q, k = qk[:, :n_heads], qk[:, n_heads:]
+        v = qkv[:, n_heads + n_kv :]
+        k_pool, v_pool = self.k_pool, self.v_pool
+        assert k_pool is not None and v_pool is not None
+        k_pool[rows, :, slots] = k
+        v_pool[rows, :, slots] = v
+        if row_range is not None:  # a view: no copy of the cache
+            keys, values = k_pool[row_range, :, :span], v_pool[row_range, :, :span]
+        else:  # [B, n_kv, span, hd], gathered
+            keys, values = k_pool[rows, :, :span], v_pool[rows, :, :span]
+        q = q.view(b, n_kv, group, hd)
+        scores = torch.matmul(q, keys.transpose(-1, -2)).mul_(hd**-0.5)  # [B, n_kv, group, span]
+        beyond = torch.arange(span, device=x.device).unsqueeze(0) > slots.unsqueeze(1)  # [B, span]
+        scores.masked_fill_(beyond[:, None, None, :], float("-inf"))
+        out = torch.matmul(torch.softmax(scores, dim=-1), values).reshape(b, n_heads * hd)
         return F.linear(out, self.o_proj.weight)
 
     def forward_train(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
@@ -156,6 +213,10 @@ class DecoderLayer(nn.Module):
         x = x + self.self_attn.forward(self.input_layernorm.forward(x), cos, sin, start, bias)
         return x + self.mlp.forward(self.post_attention_layernorm.forward(x))
 
+    def forward_decode(self, x, cos, sin, rows, slots, span, row_range):  # type: ignore[no-untyped-def]
+        x = x + self.self_attn.forward_decode(self.input_layernorm.forward(x), cos, sin, rows, slots, span, row_range)
+        return x + self.mlp.forward(self.post_attention_layernorm.forward(x))
+
 
 class DecoderStack(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
@@ -166,7 +227,11 @@ class DecoderStack(nn.Module):
 
 
 class CausalLM(nn.Module):
-    """A decoder-only LM with a static KV cache; batch size 1, tokens as a 1-D tensor."""
+    """A decoder-only LM with a static KV cache of ``rows`` request slots.
+
+    :meth:`forward` serves the bound row (:meth:`bind_row`), tokens as a 1-D tensor;
+    :meth:`forward_decode` advances one token of several rows in one batched pass.
+    """
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -176,6 +241,7 @@ class CausalLM(nn.Module):
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         self.max_len = 0
+        self.rows = 0
         #: layer outputs an EAGLE3 head reads, in order (SGLang captures the *input* of layer
         #: ``id + 1``, i.e. the output of layer ``id``: models/llama.py set_eagle3_layers_to_capture);
         #: empty: ``return_hidden`` gives the final normed hidden state (EAGLE)
@@ -196,17 +262,37 @@ class CausalLM(nn.Module):
             layer.self_attn.fuse()
             layer.mlp.fuse()
 
-    def setup_cache(self, max_len: int) -> None:
-        """Allocate the KV cache once; later forwards only write into it."""
+    def setup_cache(self, max_len: int, rows: int = 1) -> None:
+        """Allocate the KV cache once (``rows`` requests of ``max_len`` slots); forwards only write into it."""
         cfg = self.config
-        if max_len == self.max_len:
+        if (max_len, rows) == (self.max_len, self.rows):
             return
-        self.max_len = max_len
+        self.max_len, self.rows = max_len, rows
         for layer in self.model.layers:
-            shape = (cfg.num_key_value_heads, max_len, cfg.head_dim)
-            layer.self_attn.k_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
-            layer.self_attn.v_cache = torch.zeros(shape, dtype=self.dtype, device=self.device)
+            layer.self_attn.allocate(rows, max_len, self.dtype, self.device)
         self._cos, self._sin = rope_tables(cfg, max_len, self.dtype, self.device)
+
+    def bind_row(self, row: int) -> None:
+        """Point :meth:`forward`'s cache at request slot ``row`` (a view: no copy)."""
+        for layer in self.model.layers:
+            layer.self_attn.bind(row)
+
+    def forward_decode(self, tokens: list[int], rows: list[int], slots: list[int]) -> torch.Tensor:
+        """Logits ``[B, V]`` for one token per request: ``tokens[b]`` at slot (= position)
+        ``slots[b]`` of cache row ``rows[b]``, attending over that row's earlier slots."""
+        span = max(slots) + 1
+        if span > self.max_len:
+            raise ValueError(f"KV cache overflow: {span} > {self.max_len}")
+        contiguous = rows == list(range(rows[0], rows[0] + len(rows)))
+        row_range = slice(rows[0], rows[0] + len(rows)) if contiguous else None
+        device = self.device
+        slots_t = torch.tensor(slots, dtype=torch.long, device=device)
+        rows_t = torch.tensor(rows, dtype=torch.long, device=device)
+        cos, sin = self._cos[slots_t], self._sin[slots_t]
+        x = F.embedding(torch.tensor(tokens, dtype=torch.long, device=device), self.model.embed_tokens.weight)
+        for layer in self.model.layers:
+            x = layer.forward_decode(x, cos, sin, rows_t, slots_t, span, row_range)
+        return F.linear(self.model.norm.forward(x), self.lm_head.weight).float()
 
     def forward_train(
         self, tokens: torch.Tensor, aux_layer_ids: tuple[int, ...] = ()

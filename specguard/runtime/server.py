@@ -31,9 +31,14 @@ from specguard.runtime.speculative import SamplingParams
 
 logger = logging.getLogger("specguard.runtime")
 
+
+class ClientDisconnected(Exception):
+    """The client of a non-streaming request closed its connection before the result."""
+
 VERSION = "0.5.23"
 MAX_REQUEST_BYTES = 1 << 20
 HEALTH_CHECK_TIMEOUT_S = 20.0
+
 
 
 def error_response(message: str, status: int = 400, err_type: str = "Bad Request") -> JSONResponse:
@@ -119,6 +124,16 @@ async def read_bounded(request: Request) -> bytes:
     return b"".join(chunks)
 
 
+async def _client_gone(request: Request) -> None:
+    """Returns when the client closes its connection (the body has been read: all the server can
+    still receive is the disconnect). Starlette's ``is_disconnected`` only peeks and misses it."""
+    try:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+    except RuntimeError:  # a receive chain that cannot tell (unexpected message): never call it gone
+        await asyncio.Event().wait()
+
+
 def _no_constants(name: str) -> Any:
     raise RequestError(f"request body is not valid JSON: {name} is not a JSON number")
 
@@ -196,14 +211,31 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
             where = ".".join(str(p) for p in first["loc"]) or "body"
             raise RequestError(f"{where}: {first['msg']}") from None
 
-    async def run_to_end(inp: GenerateInput, priority: int = PRIORITY_REQUEST) -> dict[str, Any]:
+    async def run_to_end(
+        inp: GenerateInput, priority: int = PRIORITY_REQUEST, request: Request | None = None
+    ) -> dict[str, Any]:
+        """The final result; with ``request``, the engine stops generating once its client has gone
+        (a non-streaming client that closes its socket would otherwise hold a row to the end)."""
         req = engine.submit(inp, priority)
-        kind, payload = None, None
-        while kind != "done":
-            kind, payload = await req.events.get()
-            if kind == "error":
-                raise RuntimeError(payload)
-        return payload  # type: ignore[return-value]
+        watcher = asyncio.ensure_future(_client_gone(request)) if request is not None else None
+        try:
+            while True:
+                getter = asyncio.ensure_future(req.events.get())
+                waiting = {getter} if watcher is None else {getter, watcher}
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if not getter.done():
+                    getter.cancel()
+                    logger.info("request %s abandoned by its client: cancelled", req.rid)
+                    raise ClientDisconnected()
+                kind, payload = getter.result()
+                if kind == "error":
+                    raise RuntimeError(payload)
+                if kind == "done":
+                    return payload  # type: ignore[no-any-return]
+        finally:
+            req.cancelled = True  # no-op once done; stops the work if the waiter gave up
+            if watcher is not None:
+                watcher.cancel()
 
     async def stream_results(inp: GenerateInput, request: Request) -> AsyncIterator[dict[str, Any]]:
         req = engine.submit(inp)
@@ -236,6 +268,10 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
     async def on_request_error(request: Request, exc: RequestError) -> JSONResponse:
         return error_response(str(exc))
 
+    @app.exception_handler(ClientDisconnected)
+    async def on_client_disconnected(request: Request, exc: ClientDisconnected) -> Response:
+        return Response(status_code=499)  # nginx's "client closed request": nobody reads it
+
     @app.exception_handler(PayloadTooLarge)
     async def on_too_large(request: Request, exc: PayloadTooLarge) -> JSONResponse:
         return error_response(str(exc), 413, "Payload Too Large")
@@ -258,7 +294,8 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
 
     @app.get("/health_generate")
     async def health_generate() -> Response:
-        """One generated token, queued ahead of the waiting requests (after the one running)."""
+        """One generated token, ahead of the waiting requests: at the next step in a row kept for it
+        (batched), or after the running request (queued)."""
         if not state.ready:
             return Response(status_code=503)
         inp = GenerateInput(
@@ -293,7 +330,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         internal.update(
             world_size=1,
             startup_time=state.startup_time,
-            effective_max_running_requests_per_dp=1,
+            effective_max_running_requests_per_dp=engine.max_running_requests,
             last_gen_throughput=engine.last_gen_throughput,
             memory_usage={},
         )
@@ -368,7 +405,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
             rid=body.rid,
         )
         if not body.stream:
-            return JSONResponse(await run_to_end(inp))
+            return JSONResponse(await run_to_end(inp, request=request))
 
         async def events() -> AsyncIterator[bytes]:
             try:
@@ -428,7 +465,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         model_name = body.model or served_name
         obj = "chat.completion" if chat else "text_completion"
         if not body.stream:
-            result = await run_to_end(inp)
+            result = await run_to_end(inp, request=request)
             meta = result["meta_info"]
             finish = meta["finish_reason"] or {}
             matched = finish.get("matched") if finish.get("type") == "stop" else None

@@ -1,4 +1,7 @@
-"""Plain and speculative decoding for one request at a time (batch size 1).
+"""Plain and speculative decoding, per request (:class:`Sequence`) on its own cache row.
+
+Speculative rounds run one request at a time; plain decode steps of several requests run as
+one batched target forward (:meth:`Decoder.plain_step`).
 
 Cache convention, for the target and for a draft model alike: the cache holds the keys and
 values of every committed token except the last one, which is the *root* of the next round.
@@ -307,8 +310,26 @@ def grow_tree(  # type: ignore[no-untyped-def]
     return tree
 
 
+@dataclass
+class Sequence:
+    """One request's decoding state: its cache row, committed tokens, sampler and drafter.
+
+    Every piece of per-request state lives here (the models only hold cache rows), so the
+    scheduler can interleave many requests' rounds on one :class:`Decoder`.
+    """
+
+    prompt: list[int]
+    params: SamplingParams
+    row: int
+    gen: torch.Generator | None
+    drafter: ModelDrafter | EagleDrafter | None
+    committed: list[int] = field(default_factory=list)
+
+
 class Decoder:
-    """Runs one request to completion, round by round, on a target (and a drafter)."""
+    """Decodes requests round by round on a target (and a drafter): one request at a time
+    through :meth:`decode`, or interleaved through :meth:`start`, :meth:`prefill`,
+    :meth:`spec_round` and the batched :meth:`plain_step`."""
 
     def __init__(
         self,
@@ -321,12 +342,8 @@ class Decoder:
         self._seeds = random.Random(seed)  # seeds requests that bring none (--random-seed)
         self.spec = spec
         self.device = target.device
-        self.drafter: ModelDrafter | EagleDrafter | None = None
-        if isinstance(draft, EagleHead):
-            self.drafter = EagleDrafter(draft, spec)
-        elif draft is not None:
-            self.drafter = ModelDrafter(draft, spec)
-        self.eagle = isinstance(self.drafter, EagleDrafter)
+        self.draft = draft
+        self.eagle = isinstance(draft, EagleHead)
         self.corpus = (
             NgramCorpus(
                 max_trie_depth=spec.ngram_max_trie_depth,
@@ -343,60 +360,103 @@ class Decoder:
     def speculative(self) -> bool:
         return self.spec.algorithm is not None
 
-    def decode(self, prompt: list[int], params: SamplingParams) -> Iterator[RoundResult]:
+    def decode(self, prompt: list[int], params: SamplingParams, row: int = 0) -> Iterator[RoundResult]:
         """Yield the tokens of each round; the caller stops iterating when the request is done."""
+        seq = self.start(prompt, params, row)
+        yield self.prefill(seq)
+        while True:
+            yield self.spec_round(seq) if self.speculative else self.plain_step([seq])[0]
+
+    def start(self, prompt: list[int], params: SamplingParams, row: int = 0) -> Sequence:
+        """A request's state on cache row ``row`` (its own drafter and sampler); nothing runs yet."""
         gen = None
         if not params.greedy:
             gen = torch.Generator(device=self.device)
             gen.manual_seed(params.seed if params.seed is not None else self._seeds.getrandbits(63))
+        drafter: ModelDrafter | EagleDrafter | None = None
+        if isinstance(self.draft, EagleHead):
+            drafter = EagleDrafter(self.draft, self.spec)
+        elif self.draft is not None:
+            drafter = ModelDrafter(self.draft, self.spec)
+        return Sequence(list(prompt), params, row, gen, drafter)
+
+    def _bind(self, seq: Sequence) -> None:
+        self.target.bind_row(seq.row)
+        if self.draft is not None:
+            self.draft.bind_row(seq.row)
+
+    def prefill(self, seq: Sequence) -> RoundResult:
+        """The prompt's forward and the first token."""
+        self._bind(seq)
         with torch.inference_mode():
-            tokens = torch.tensor(prompt, dtype=torch.long, device=self.device)
+            tokens = torch.tensor(seq.prompt, dtype=torch.long, device=self.device)
             if self.eagle:
                 logits, hidden = self.target(tokens, None, 0, last_only=True, return_hidden=True)
-                self.drafter.start(hidden)  # type: ignore[union-attr]
+                seq.drafter.start(hidden)  # type: ignore[union-attr]
             else:
                 logits = self.target(tokens, None, 0, last_only=True)
-                if self.drafter is not None:
-                    self.drafter.start()  # type: ignore[call-arg]
-            first = self._pick(logits[0], params, gen)
-        committed = [*prompt, first]
+                if seq.drafter is not None:
+                    seq.drafter.start()  # type: ignore[call-arg]
+            first = self._pick(logits[0], seq.params, seq.gen)
+        seq.committed = [*seq.prompt, first]
         if self.corpus is not None:
-            self.corpus.insert(committed)
-        yield RoundResult([first], None, prefill=True)
-        while True:
-            if not self.speculative:
-                pos = len(committed) - 1
-                with torch.inference_mode():
-                    logits = self.target(torch.tensor([committed[-1]], device=self.device), None, pos)[0]
-                    token = self._pick(logits, params, gen)
-                committed.append(token)
-                yield RoundResult([token], None)
-                continue
-            with torch.inference_mode():
-                new_tokens, accepted = self._spec_round(committed, params, gen)
-            before = len(committed)
-            committed.extend(new_tokens)
-            if self.corpus is not None:
-                self.corpus.insert(committed, already_inserted=before)
-            yield RoundResult(new_tokens, accepted)
+            self.corpus.insert(seq.committed)
+        return RoundResult([first], None, prefill=True)
+
+    def plain_step(self, seqs: list[Sequence]) -> list[RoundResult]:
+        """One plain decode step for every sequence (prefilled): one target forward for all of them."""
+        given = seqs
+        with torch.inference_mode():
+            if len(seqs) == 1:  # the one-request path, as decoding has always run
+                seq = seqs[0]
+                self._bind(seq)
+                pos = len(seq.committed) - 1
+                logits = self.target(torch.tensor([seq.committed[-1]], device=self.device), None, pos)
+            else:
+                # In row order: a contiguous run of rows is read as a view of the cache, not gathered.
+                order = sorted(range(len(seqs)), key=lambda i: seqs[i].row)
+                seqs = [seqs[i] for i in order]
+                logits = self.target.forward_decode(
+                    [s.committed[-1] for s in seqs], [s.row for s in seqs], [len(s.committed) - 1 for s in seqs]
+                )
+            greedy = logits.argmax(dim=-1).tolist()
+            picked = [
+                greedy[i] if s.params.greedy else _sample(logits_to_probs(logits[i], s.params), s.gen)
+                for i, s in enumerate(seqs)
+            ]
+        by_seq = {}
+        for seq, token in zip(seqs, picked):
+            seq.committed.append(token)
+            by_seq[id(seq)] = RoundResult([token], None)
+        return [by_seq[id(seq)] for seq in given]
+
+    def spec_round(self, seq: Sequence) -> RoundResult:
+        """One speculative round (draft, verify, accept) for one sequence."""
+        self._bind(seq)
+        with torch.inference_mode():
+            new_tokens, accepted = self._spec_round(seq)
+        before = len(seq.committed)
+        seq.committed.extend(new_tokens)
+        if self.corpus is not None:
+            self.corpus.insert(seq.committed, already_inserted=before)
+        return RoundResult(new_tokens, accepted)
 
     def _pick(self, logits: torch.Tensor, params: SamplingParams, gen: torch.Generator | None) -> int:
         if params.greedy:
             return int(logits.argmax().item())
         return _sample(logits_to_probs(logits, params), gen)
 
-    def _spec_round(
-        self, committed: list[int], params: SamplingParams, gen: torch.Generator | None
-    ) -> tuple[list[int], int]:
+    def _spec_round(self, seq: Sequence) -> tuple[list[int], int]:
         spec = self.spec
+        committed, params, gen, drafter = seq.committed, seq.params, seq.gen, seq.drafter
         draft_probs = None
-        chain_drafter = self.drafter is not None and spec.topk == 1
+        chain_drafter = drafter is not None and spec.topk == 1
         if self.corpus is not None:
             tree = self.corpus.draft(committed, spec.num_draft_tokens)
         elif chain_drafter:
-            tree, draft_probs = self.drafter.propose_chain(committed, params, gen)  # type: ignore[union-attr]
+            tree, draft_probs = drafter.propose_chain(committed, params, gen)  # type: ignore[union-attr]
         else:
-            tree = self.drafter.propose_tree(committed)  # type: ignore[union-attr]
+            tree = drafter.propose_tree(committed)  # type: ignore[union-attr]
         root_pos = len(committed) - 1
         n = len(tree)
         tokens = torch.tensor(tree.tokens, dtype=torch.long, device=self.device)
@@ -421,9 +481,9 @@ class Decoder:
             self.target.move_cache(src, root_pos)
         if hidden is not None:
             kept = hidden[: len(path)] if path[-1] == len(path) - 1 else hidden[torch.tensor(path, device=self.device)]
-            self.drafter.accept(kept)  # type: ignore[union-attr]
+            drafter.accept(kept)  # type: ignore[union-attr]
         elif chain_drafter:
-            self.drafter.after_chain(len(committed), len(path) - 1)  # type: ignore[union-attr]
+            drafter.after_chain(len(committed), len(path) - 1)  # type: ignore[union-attr]
         new_tokens = [tree.tokens[i] for i in path[1:]] + [bonus]
         return new_tokens, len(path) - 1
 

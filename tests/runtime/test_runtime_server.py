@@ -98,7 +98,7 @@ def test_liveness_and_info(server):
             1,
         )
         assert sinfo["speculative_num_draft_tokens"] == NDT
-        assert sinfo["batching"] == "queued" and sinfo["reference_runtime"] is True
+        assert sinfo["batching"] == "batched" and sinfo["reference_runtime"] is True
         assert sinfo["ignored_flags"] == ["--cuda-graph-max-bs 8"]
         assert sinfo["internal_states"][0]["speculative_algorithm"] == "STANDALONE"
         assert set(c.get("/get_server_info").json()) == set(sinfo)
@@ -246,7 +246,7 @@ def test_bad_requests_get_clear_errors_and_the_server_keeps_serving(server):
         assert c.get("/health").status_code == 200
 
 
-def test_concurrent_requests_are_queued_and_correct(server, plain_greedy):
+def test_concurrent_speculative_requests_are_correct(server, plain_greedy):
     with server.client() as c, ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda p: generate(c, p, 32, ignore_eos=True), PROMPTS * 2))
     for prompt, result in zip(PROMPTS * 2, results, strict=True):
@@ -337,7 +337,7 @@ def test_cli_refusals_are_one_clear_line(tiny_pair, tmp_path):
         tmp_path / "partial", other_vocab, random_model(other_vocab), drop=("model.norm.weight",)
     )
     cases = {
-        "EAGLE3 is not supported": [
+        "not an EAGLE head the reference runtime loads": [
             "--model-path",
             str(tiny_pair.target),
             "--speculative-algorithm",

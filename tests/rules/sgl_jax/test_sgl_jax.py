@@ -28,6 +28,8 @@ from specguard.rules.sgl_jax import (
 )
 from specguard.rules.sgl_jax import (
     JX007_algorithm_not_in_sgl_jax as JX007,
+)
+from specguard.rules.sgl_jax import (
     JX080_dflash_grammar_backend_default as JX080,
 )
 from tests.conftest import HF_CONFIGS, run_cli_json
