@@ -254,7 +254,7 @@ class Engine:
         """One round of one request; its failure ends that request only."""
         try:
             self._consume(act, round_())
-        except Exception as exc:  # one request's failure must not stop the server
+        except Exception as exc:  # noqa: BLE001 - one request's failure must not stop the server
             self._fail(act, exc)
 
     def _fail(self, act: _Active, exc: Exception) -> None:
@@ -383,7 +383,7 @@ class Engine:
         """One batched decode step; if the batch fails, each request alone (errors stay its own)."""
         try:
             results = self.decoder.plain_step([a.seq for a in running])  # type: ignore[misc]
-        except Exception:
+        except Exception:  # noqa: BLE001 - any failure of the batch falls back to one request at a time
             logger.warning("batched decode step failed; retrying its %d requests one by one", len(running))
             for act in running:
                 self._run_round(act, lambda act=act: self.decoder.plain_step([act.seq])[0])
@@ -391,7 +391,7 @@ class Engine:
         for act, result in zip(running, results):
             try:
                 self._consume(act, result)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the failure stays with its own request
                 self._fail(act, exc)
 
     def _result(self, act: _Active) -> dict[str, Any]:
