@@ -14,4 +14,7 @@ python -m pip install --quiet -e '.[runtime,test]'
 if [ "${SPECGUARD_SKIP_SGLANG_ENV:-0}" != "1" ]; then
   bash scripts/sglang_env/setup.sh || echo "warning: SGLang parity environment not installed; parity tests will skip"
 fi
+# The gates: lint and types (settings in pyproject.toml); a new finding fails CI.
+python -m ruff check
+python -m mypy
 python -m pytest -q "$@"

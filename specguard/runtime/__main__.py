@@ -132,7 +132,7 @@ def serve(argv: list[str]) -> int:
     cfg = load_config(target_dir)
     tokenizer = Tokenizer(Path(args.tokenizer_path) if args.tokenizer_path else target_dir)
     target = load_model(target_dir, args.dtype, args.device)
-    draft = None
+    draft: Any = None  # CausalLM (STANDALONE) or EagleHead (EAGLE, EAGLE3)
     if args.speculative_algorithm == "STANDALONE":
         draft_dir = Path(str(args.speculative_draft_model_path))
         draft_cfg = load_config(draft_dir)

@@ -19,9 +19,11 @@ from pathlib import Path
 import torch
 
 from specguard.runtime.config import load_config
+from specguard.runtime.eagle import EagleHead
 from specguard.runtime.errors import CheckpointError
 from specguard.runtime.flags import EAGLE_HEAD_ARCHITECTURES, max_draft_tokens
 from specguard.runtime.loader import load_model
+from specguard.runtime.model import CausalLM
 from specguard.runtime.speculative import Decoder, SamplingParams, SpecConfig
 from specguard.runtime.tokenizer import Tokenizer
 
@@ -139,8 +141,8 @@ def spec_config(algorithm: str, setting: Setting) -> SpecConfig:
 @dataclass
 class LoadedPair:
     algorithm: str
-    target: torch.nn.Module
-    draft: torch.nn.Module | None
+    target: CausalLM
+    draft: CausalLM | EagleHead | None
     tokenizer: Tokenizer
     max_len: int = 0
 
@@ -155,11 +157,12 @@ def load_pair(target: str, draft: str | None, algorithm: str, device: str = "cpu
     from specguard.runtime.eagle import load_eagle_head
 
     target_model = load_model(target, dtype, device)
-    draft_model: torch.nn.Module | None = None
+    draft_model: CausalLM | EagleHead | None = None
     if algorithm in ("EAGLE", "EAGLE3"):
-        draft_model = load_eagle_head(draft, target_model)  # type: ignore[arg-type]
-        if draft_model.cfg.algorithm != algorithm:
-            raise CheckpointError(f"--draft {draft} is an {draft_model.cfg.algorithm} head, not {algorithm}")
+        head = load_eagle_head(Path(str(draft)), target_model)
+        if head.cfg.algorithm != algorithm:
+            raise CheckpointError(f"--draft {draft} is an {head.cfg.algorithm} head, not {algorithm}")
+        draft_model = head
     elif algorithm == "STANDALONE":
         if load_config(Path(str(draft))).vocab_size != target_model.config.vocab_size:
             raise CheckpointError(f"--draft {draft}: its vocabulary differs from the target's; STANDALONE needs the same tokenizer")
@@ -189,7 +192,7 @@ def read_prompts(path: Path | None, tokenizer: Tokenizer) -> list[str]:
             elif isinstance(item, dict) and isinstance(item.get("messages"), list):
                 prompts.append(tokenizer.apply_chat_template(item["messages"]))
             elif isinstance(item, dict) and isinstance(item.get("prompt", item.get("text")), str):
-                prompts.append(item.get("prompt", item.get("text")))
+                prompts.append(str(item.get("prompt", item.get("text"))))
             else:
                 raise CheckpointError(f"--prompts {path}:{number}: expected a string or an object with prompt, text or messages")
     else:
@@ -261,13 +264,11 @@ class ForwardCost:
         return dict(self.__dict__)
 
 
-def forward_cost(model: torch.nn.Module) -> ForwardCost:
-    from specguard.runtime.eagle import EagleHead
-
+def forward_cost(model: CausalLM | EagleHead) -> ForwardCost:
     if isinstance(model, EagleHead):
         m = model.cfg.model
         params = sum(p.numel() for n, p in model.named_parameters())
-        if model.lm_head is None:  # EAGLE, or EAGLE3 on the target's lm_head: it reads that one
+        if model.lm_head is None and model.head_weight is not None:  # EAGLE, or EAGLE3 on the target's lm_head
             params += model.head_weight.numel()
         layers = len(model.layers)
     else:

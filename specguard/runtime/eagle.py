@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -138,6 +138,12 @@ def parse_head_config(raw: dict[str, Any], target: ModelConfig, source: str) -> 
 
 
 class EagleLayer(nn.Module):
+    self_attn: Attention
+    hidden_norm: RMSNorm
+    input_layernorm: RMSNorm | None
+    post_attention_layernorm: RMSNorm
+    mlp: MLP
+
     def __init__(self, cfg: HeadConfig, index: int) -> None:
         super().__init__()
         m = cfg.model
@@ -176,10 +182,15 @@ class EagleHead(nn.Module):
         self.head_weight: torch.Tensor | None = None
         self.hot_token_ids: torch.Tensor | None = None  # draft vocabulary row -> target token id
         self.vocab_size = m.vocab_size
-        self._cos: torch.Tensor | None = None
-        self._sin: torch.Tensor | None = None
+        self._cos = torch.empty(0)  # rope tables, built by setup_cache
+        self._sin = torch.empty(0)
         self.max_len = 0
         self.rows = 0
+
+    @property
+    def head_layers(self) -> list[EagleLayer]:
+        """The layers, typed (a ModuleList iterates as plain Modules); no copy."""
+        return cast("list[EagleLayer]", self.layers)
 
     @property
     def device(self) -> torch.device:
@@ -195,12 +206,12 @@ class EagleHead(nn.Module):
         if (max_len, rows) == (self.max_len, self.rows):
             return
         self.max_len, self.rows = max_len, rows
-        for layer in self.layers:
+        for layer in self.head_layers:
             layer.self_attn.allocate(rows, max_len, self.dtype, self.device)
         self._cos, self._sin = rope_tables(m, max_len, self.dtype, self.device)
 
     def bind_row(self, row: int) -> None:
-        for layer in self.layers:
+        for layer in self.head_layers:
             layer.self_attn.bind(row)
 
     def project(self, aux: torch.Tensor) -> torch.Tensor:
@@ -239,9 +250,11 @@ class EagleHead(nn.Module):
             cos, sin = self._cos[start : start + t], self._sin[start : start + t]
         else:
             cos, sin = self._cos[positions], self._sin[positions]
+        assert self.embed_weight is not None and self.head_weight is not None, "load_eagle_head shares them first"
         embeds = F.embedding(tokens, self.embed_weight)
         if self.norm is not None:  # EAGLE3: one midlayer
-            layer = self.layers[0]
+            layer = self.head_layers[0]
+            assert layer.input_layernorm is not None  # EAGLE3's midlayer always has one
             residual = self.project(hidden) if from_target else hidden
             x = torch.cat([layer.input_layernorm.forward(embeds), layer.hidden_norm.forward(residual)], dim=-1)
             x = residual + layer.self_attn.forward(x, cos, sin, start, bias)
@@ -250,7 +263,7 @@ class EagleHead(nn.Module):
             out, next_hidden = normed, (normed if self.cfg.norm_output else x)
         else:  # EAGLE
             x = F.linear(torch.cat([embeds, hidden], dim=-1), self.fc.weight, self.fc.bias)
-            for layer in self.layers:
+            for layer in self.head_layers:
                 h = x if layer.input_layernorm is None else layer.input_layernorm.forward(x)
                 x = x + layer.self_attn.forward(h, cos, sin, start, bias)
                 x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
@@ -354,7 +367,7 @@ def load_eagle_head(draft_dir: Path | str, target: CausalLM) -> EagleHead:
         head.head_weight = target.lm_head.weight
     for p in head.parameters():
         p.requires_grad_(False)
-    for layer in head.layers:
+    for layer in head.head_layers:
         layer.self_attn.fuse()
         layer.mlp.fuse()
     target.aux_layer_ids = cfg.aux_layer_ids

@@ -30,6 +30,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -67,6 +68,10 @@ class _Request:
     events: asyncio.Queue
     created: float = field(default_factory=time.perf_counter)
     cancelled: bool = False
+
+
+def _first(step: Callable[[list[Sequence]], list[RoundResult]], seqs: list[Sequence]) -> RoundResult:
+    return step(seqs)[0]
 
 
 @dataclass
@@ -372,21 +377,23 @@ class Engine:
         running = [a for a in active if a.seq is not None and a.seq.committed and not self._check_cancelled(a)]
         for act in active:
             if act.seq is not None and not act.seq.committed and not self._check_cancelled(act):
-                self._run_round(act, lambda act=act: self.decoder.prefill(act.seq))
+                self._run_round(act, partial(self.decoder.prefill, act.seq))
         if self.decoder.speculative:
             for act in running:  # round-robin: one speculative round each
-                self._run_round(act, lambda act=act: self.decoder.spec_round(act.seq))
+                assert act.seq is not None
+                self._run_round(act, partial(self.decoder.spec_round, act.seq))
         elif running:
             self._plain_step(running)
 
     def _plain_step(self, running: list[_Active]) -> None:
         """One batched decode step; if the batch fails, each request alone (errors stay its own)."""
         try:
-            results = self.decoder.plain_step([a.seq for a in running])  # type: ignore[misc]
+            results = self.decoder.plain_step([a.seq for a in running if a.seq is not None])
         except Exception:  # noqa: BLE001 - any failure of the batch falls back to one request at a time
             logger.warning("batched decode step failed; retrying its %d requests one by one", len(running))
             for act in running:
-                self._run_round(act, lambda act=act: self.decoder.plain_step([act.seq])[0])
+                assert act.seq is not None
+                self._run_round(act, partial(_first, self.decoder.plain_step, [act.seq]))
             return
         for act, result in zip(running, results):
             try:

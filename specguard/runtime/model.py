@@ -11,6 +11,8 @@ convention, so HF weights need no permutation.
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -42,6 +44,9 @@ def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor
 
 
 class Attention(nn.Module):
+    q_norm: RMSNorm | None
+    k_norm: RMSNorm | None
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.n_heads = cfg.num_attention_heads
@@ -99,7 +104,7 @@ class Attention(nn.Module):
             qkv = F.linear(x, self._wqkv, self._bqkv).view(t, n_heads + 2 * n_kv, hd)
         else:
             qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1).view(t, n_heads + 2 * n_kv, hd)
-        if self.q_norm is not None:
+        if self.q_norm is not None and self.k_norm is not None:
             q = _rope(self.q_norm.forward(qkv[:, :n_heads]), cos, sin)
             k = _rope(self.k_norm.forward(qkv[:, n_heads : n_heads + n_kv]), cos, sin)
         else:
@@ -142,7 +147,7 @@ class Attention(nn.Module):
             qkv = F.linear(x, self._wqkv, self._bqkv).view(b, n_heads + 2 * n_kv, hd)
         else:
             qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1).view(b, n_heads + 2 * n_kv, hd)
-        if self.q_norm is not None:
+        if self.q_norm is not None and self.k_norm is not None:
             q = _rope(self.q_norm.forward(qkv[:, :n_heads]), cos, sin)
             k = _rope(self.k_norm.forward(qkv[:, n_heads : n_heads + n_kv]), cos, sin)
         else:
@@ -171,7 +176,7 @@ class Attention(nn.Module):
         q = self.q_proj(x).view(b, t, self.n_heads, hd).transpose(1, 2)
         k = self.k_proj(x).view(b, t, self.n_kv, hd).transpose(1, 2)
         v = self.v_proj(x).view(b, t, self.n_kv, hd).transpose(1, 2)
-        if self.q_norm is not None:
+        if self.q_norm is not None and self.k_norm is not None:
             q = self.q_norm(q)
             k = self.k_norm(k)
         q = q * cos + _rotate_half(q) * sin
@@ -200,6 +205,12 @@ class MLP(nn.Module):
 
 
 class DecoderLayer(nn.Module):
+    # Declared so that attribute access is typed (nn.Module.__getattr__ says Tensor | Module).
+    input_layernorm: RMSNorm
+    self_attn: Attention
+    post_attention_layernorm: RMSNorm
+    mlp: MLP
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
@@ -219,11 +230,19 @@ class DecoderLayer(nn.Module):
 
 
 class DecoderStack(nn.Module):
+    embed_tokens: nn.Embedding
+    norm: RMSNorm
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
         self.layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg.num_hidden_layers)])
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+    @property
+    def decoder_layers(self) -> list[DecoderLayer]:
+        """The layers, typed (a ModuleList iterates as plain Modules); no copy."""
+        return cast("list[DecoderLayer]", self.layers)
 
 
 class CausalLM(nn.Module):
@@ -246,8 +265,8 @@ class CausalLM(nn.Module):
         #: ``id + 1``, i.e. the output of layer ``id``: models/llama.py set_eagle3_layers_to_capture);
         #: empty: ``return_hidden`` gives the final normed hidden state (EAGLE)
         self.aux_layer_ids: tuple[int, ...] = ()
-        self._cos: torch.Tensor | None = None
-        self._sin: torch.Tensor | None = None
+        self._cos = torch.empty(0)  # rope tables, built by setup_cache
+        self._sin = torch.empty(0)
 
     @property
     def device(self) -> torch.device:
@@ -258,7 +277,7 @@ class CausalLM(nn.Module):
         return self.model.embed_tokens.weight.dtype
 
     def fuse(self) -> None:
-        for layer in self.model.layers:
+        for layer in self.model.decoder_layers:
             layer.self_attn.fuse()
             layer.mlp.fuse()
 
@@ -268,13 +287,13 @@ class CausalLM(nn.Module):
         if (max_len, rows) == (self.max_len, self.rows):
             return
         self.max_len, self.rows = max_len, rows
-        for layer in self.model.layers:
+        for layer in self.model.decoder_layers:
             layer.self_attn.allocate(rows, max_len, self.dtype, self.device)
         self._cos, self._sin = rope_tables(cfg, max_len, self.dtype, self.device)
 
     def bind_row(self, row: int) -> None:
         """Point :meth:`forward`'s cache at request slot ``row`` (a view: no copy)."""
-        for layer in self.model.layers:
+        for layer in self.model.decoder_layers:
             layer.self_attn.bind(row)
 
     def forward_decode(self, tokens: list[int], rows: list[int], slots: list[int]) -> torch.Tensor:
@@ -290,15 +309,19 @@ class CausalLM(nn.Module):
         rows_t = torch.tensor(rows, dtype=torch.long, device=device)
         cos, sin = self._cos[slots_t], self._sin[slots_t]
         x = F.embedding(torch.tensor(tokens, dtype=torch.long, device=device), self.model.embed_tokens.weight)
-        for layer in self.model.layers:
+        for layer in self.model.decoder_layers:
             x = layer.forward_decode(x, cos, sin, rows_t, slots_t, span, row_range)
         return F.linear(self.model.norm.forward(x), self.lm_head.weight).float()
 
-    def forward_train(
-        self, tokens: torch.Tensor, aux_layer_ids: tuple[int, ...] = ()
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair);
-        with ``aux_layer_ids``, also those layers' outputs concatenated (to train an EAGLE3 head)."""
+    def forward_train(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair)."""
+        return self._forward_train(tokens, ())[0]
+
+    def forward_train_with_aux(self, tokens: torch.Tensor, aux_layer_ids: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and those layers' outputs concatenated (to train an EAGLE3 head)."""
+        return self._forward_train(tokens, aux_layer_ids)
+
+    def _forward_train(self, tokens: torch.Tensor, aux_layer_ids: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
         t = tokens.shape[1]
         inv_freq = torch.tensor(rope_inv_freq(self.config), dtype=torch.float32, device=tokens.device)
         freqs = torch.outer(torch.arange(t, dtype=torch.float32, device=tokens.device), inv_freq)
@@ -306,21 +329,22 @@ class CausalLM(nn.Module):
         cos, sin = emb.cos(), emb.sin()
         x = self.model.embed_tokens(tokens)
         captured = []
-        for index, layer in enumerate(self.model.layers):
+        for index, layer in enumerate(self.model.decoder_layers):
             h = layer.input_layernorm(x)
             x = x + layer.self_attn.forward_train(h, cos, sin)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
             captured.extend([x] * aux_layer_ids.count(index))
         logits = self.lm_head(self.model.norm(x))
-        return (logits, torch.cat(captured, dim=-1)) if aux_layer_ids else logits
+        return logits, (torch.cat(captured, dim=-1) if captured else x[..., :0])
 
     def move_cache(self, src_slots: torch.Tensor, dst_start: int) -> None:
         """Copy the KV of ``src_slots`` to the contiguous slots from ``dst_start`` (tree compaction)."""
         n = src_slots.numel()
-        for layer in self.model.layers:
-            attn = layer.self_attn
-            attn.k_cache[:, dst_start : dst_start + n] = attn.k_cache[:, src_slots]
-            attn.v_cache[:, dst_start : dst_start + n] = attn.v_cache[:, src_slots]
+        for layer in self.model.decoder_layers:
+            k_cache, v_cache = layer.self_attn.k_cache, layer.self_attn.v_cache
+            assert k_cache is not None and v_cache is not None, "setup_cache and bind_row come first"
+            k_cache[:, dst_start : dst_start + n] = k_cache[:, src_slots]
+            v_cache[:, dst_start : dst_start + n] = v_cache[:, src_slots]
 
     def forward(  # type: ignore[override]
         self,
@@ -354,13 +378,13 @@ class CausalLM(nn.Module):
             cos, sin = self._cos[positions], self._sin[positions]
         x = F.embedding(tokens, self.model.embed_tokens.weight)
         if not return_hidden:
-            for layer in self.model.layers:
+            for layer in self.model.decoder_layers:
                 x = layer.forward(x, cos, sin, start, bias)
             if last_only:
                 x = x[-1:]
             return F.linear(self.model.norm.forward(x), self.lm_head.weight).float()
         captured = []
-        for index, layer in enumerate(self.model.layers):
+        for index, layer in enumerate(self.model.decoder_layers):
             x = layer.forward(x, cos, sin, start, bias)
             if index in self.aux_layer_ids:
                 captured.extend([x] * self.aux_layer_ids.count(index))

@@ -579,7 +579,7 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
         if isinstance(prompt, str):
             ids = engine.tokenizer.encode(prompt)
         else:
-            ids = [int(t) for t in prompt]  # type: ignore[union-attr]
+            ids = [int(t) for t in prompt]  # type: ignore[union-attr, arg-type]
         return await openai_route(request, body, ids, chat=False)
 
     @app.post("/v1/chat/completions")

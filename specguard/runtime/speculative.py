@@ -392,7 +392,8 @@ class Decoder:
             tokens = torch.tensor(seq.prompt, dtype=torch.long, device=self.device)
             if self.eagle:
                 logits, hidden = self.target(tokens, None, 0, last_only=True, return_hidden=True)
-                seq.drafter.start(hidden)  # type: ignore[union-attr]
+                assert isinstance(seq.drafter, EagleDrafter)
+                seq.drafter.start(hidden)
             else:
                 logits = self.target(tokens, None, 0, last_only=True)
                 if seq.drafter is not None:

@@ -408,7 +408,7 @@ def build_eagle3_head(target_dir: Path, out: Path, pair: Recipe = Recipe(), reci
         loss = torch.tensor(0.0)
         for batch in _track(_batches(data, shape, recipe.steps, recipe.seed + 1), recipe.steps, "tiny EAGLE3 head"):
             with torch.no_grad():
-                logits, aux = target.forward_train(batch[:, :-1], recipe.aux_layer_ids)
+                logits, aux = target.forward_train_with_aux(batch[:, :-1], recipe.aux_layer_ids)
                 # row j: aux at j, token j + 1, the target's distribution at j + 1 over the draft vocabulary
                 teacher = torch.log_softmax(logits[:, 1:, hot], dim=-1)
                 aux = aux[:, :-1]
