@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 
 from packaging.version import InvalidVersion, Version
 
@@ -114,13 +115,36 @@ def normalise_version(raw: str) -> str:
     return str(version)
 
 
-def build_environment(*, sglang_version: str | None, gpu: str | None, gpu_count: int | None = None, detect: bool = True) -> Environment:
+def build_environment(
+    *,
+    sglang_version: str | None,
+    gpu: str | None,
+    gpu_count: int | None = None,
+    detect: bool = True,
+    launch_flags: Sequence[str] | None = None,
+    launch_env: Sequence[str] = (),
+) -> Environment:
+    """The environment a launch is checked in. The SGLang version: --sglang-version, else the
+    installed sglang, else (``launch_flags`` given) the newest release that accepts every flag
+    and env var of the launch, else the newest known release."""
+    range_: tuple[str, str] | None = None
+    note: str | None = None
     if sglang_version:
         version, origin = normalise_version(sglang_version), "given"
     elif (installed := installed_sglang_version()) is not None:
         version, origin = normalise_version(installed), "installed"
+    elif launch_flags is not None:
+        from specguard.versions import infer_version  # reads the release history: only here
+
+        inferred = infer_version(launch_flags, launch_env)
+        version, origin, note = inferred.version, inferred.source, inferred.note
+        if inferred.candidates and origin != "default":
+            range_ = (inferred.candidates[0], inferred.candidates[-1])
     else:
         version, origin = NEWEST_KNOWN_SGLANG, "default"
+    if Version(version) > Version(NEWEST_KNOWN_SGLANG):
+        note = f"SGLang {version} is newer than the newest release specguard knows; checked as {NEWEST_KNOWN_SGLANG}"
+        version = NEWEST_KNOWN_SGLANG
     if gpu:
         spec, gpu_origin, count = gpu_by_name(gpu), "given", gpu_count
     elif detect:
@@ -132,6 +156,8 @@ def build_environment(*, sglang_version: str | None, gpu: str | None, gpu_count:
     return Environment(
         sglang_version=version,
         sglang_version_origin=origin,
+        sglang_version_range=range_,
+        sglang_version_note=note,
         gpu=spec,
         gpu_origin=gpu_origin,
         gpu_count=count,

@@ -12,7 +12,8 @@ from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_values
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
-from specguard.spec import RELEVANT_ENV_PREFIXES
+from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
+from specguard.versions import sglang_spelling
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     env_pairs += list((inputs.preset_env or {}).items())
     env_pairs += parse_env_overrides(inputs.env_overrides)
     spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
-    environment = build_environment(sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count)
+    environment = build_environment(
+        sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count, **_launch_names(spec)
+    )
     if inputs.sglang_version and inputs.sglang_version_origin:
         environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
     # Values first: no rule should reason about a value SGLang's own parser would reject.
@@ -84,6 +87,15 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
             None if "draft" in explicit else inputs.draft_fallback, True, None if "draft" in explicit else absent_ok,
         )
     return CheckContext.build(spec, target, draft, environment)
+
+
+def _launch_names(spec: LaunchSpec) -> dict:
+    """The launch's flags as SGLang's parser receives them and its SGLANG_* env vars: the evidence
+    of which release it was written for (none for sgl-jax, whose parser is its own)."""
+    if spec.dialect is Dialect.SGL_JAX:
+        return {}
+    flags = [name for item in spec.items if (name := sglang_spelling(item.flag, item.written, item.extra, spec.dialect))]
+    return {"launch_flags": flags, "launch_env": [key for key, _ in spec.env if key.startswith("SGLANG_")]}
 
 
 def _facts(

@@ -230,7 +230,9 @@ def infer_version(flags: Sequence[str], env_names: Sequence[str]) -> Inferred:
     if candidates:
         ordered = tuple(data.releases[i] for i in sorted(candidates))
         return Inferred(version=ordered[-1], candidates=ordered)
-    described = "; ".join(f"{name} ({data.describe(accepted)})" for name, accepted in evidence)
+    # Name the flags that never coexist (pairs no release accepts together), not every narrowing one.
+    apart = [entry for entry in evidence if any(not (entry[1] & other[1]) for other in evidence)] or evidence
+    described = "; ".join(f"{name} ({data.describe(accepted)})" for name, accepted in apart)
     return Inferred(
         version=data.newest,
         candidates=(),

@@ -23,12 +23,15 @@ from specguard.cli.options import (
     Offline,
     OutputFormat,
     Preset,
+    Requirements,
     SglangVersion,
     Target,
     UnsafeFixes,
 )
-from specguard.cli.launch_forms import LaunchRequest, reject_misspelled_options, requests_from, version_from_image, wants_help
+from specguard.cli.launch_forms import LaunchRequest, reject_misspelled_options, requests_from, wants_help
 from specguard.inputs import CheckInputs, gather
+from specguard.errors import InputError
+from specguard.versions import version_from_image, version_from_requirements
 from specguard.models import Applicability, Dialect
 from specguard.report import SCHEMA_VERSION, json_text, outcome_json, outcome_sarif, print_human
 from specguard.rules import ALL_RULES
@@ -51,6 +54,7 @@ def build_inputs(
     env: list[str] | None,
     offline: bool,
     found: FoundLaunch | None = None,
+    requirements: str | None = None,
 ) -> CheckInputs:
     """Merge a preset (if any) with what the command line says; the command line wins.
 
@@ -60,14 +64,15 @@ def build_inputs(
     server_args = list(ctx_args)
     if server_args[:1] == ["--"]:
         server_args = server_args[1:]
-    image_version = version_from_image(found.image) if found and not sglang_version else None
+    pinned = pinned_version(requirements) if requirements and not sglang_version else None
+    image_version = version_from_image(found.image) if found and not sglang_version and not pinned else None
     inputs = CheckInputs(
         server_args=server_args,
         dialect=Dialect(dialect) if dialect else (found.dialect if found else None),
         target=target,
         draft=draft,
-        sglang_version=sglang_version or image_version,
-        sglang_version_origin="docker image tag" if image_version else None,
+        sglang_version=sglang_version or pinned or image_version,
+        sglang_version_origin=f"requirements file {requirements}" if pinned else ("docker image tag" if image_version else None),
         gpu=gpu,
         gpu_count=gpu_count,
         env_overrides=(*(f"{k}={v}" for k, v in found.env), *(env or ())) if found else tuple(env or ()),
@@ -80,6 +85,18 @@ def build_inputs(
 
         inputs = apply_preset(preset, inputs)
     return inputs
+
+
+def pinned_version(path: str) -> str:
+    """The sglang release a requirements / pip freeze file pins (--requirements)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"--requirements {path}: cannot read it ({error.__class__.__name__})", hint="give a requirements.txt or pip freeze output") from None
+    version = version_from_requirements(text)
+    if version is None:
+        raise InputError(f"--requirements {path} pins no sglang release", hint="it needs a line sglang==X.Y.Z, or give --sglang-version")
+    return version
 
 
 def fix_level(fix: bool, unsafe_fixes: bool) -> Applicability | None:
@@ -151,6 +168,7 @@ def check_command(
     draft: Draft = None,
     dialect: DialectOpt = None,
     sglang_version: SglangVersion = None,
+    requirements: Requirements = None,
     gpu: Gpu = None,
     gpu_count: GpuCount = None,
     env: EnvVars = None,
@@ -183,6 +201,7 @@ def check_command(
             inputs = build_inputs(
                 list(request.server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
                 sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=request.found,
+                requirements=requirements,
             )
             notes: list[str] = []
             check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes), notes)
