@@ -15,6 +15,7 @@ from specguard.rules.version_bugs import (
     VB006_graph_padding_with_torch_compile as VB006,
     VB010_flag_of_other_releases as VB010,
     VB011_env_var_of_other_releases as VB011,
+    VB012_architecture_not_in_release as VB012,
 )
 from tests.conftest import HF_CONFIGS, run_cli_json
 
@@ -179,3 +180,27 @@ def test_vb011_env_var_a_release_does_not_read():
         assert list(VB011.RULE.check(Example(argv=EAGLE3, env={"SGLANG_ENABLE_SPEC_V2": "1"}, sglang_version=version).context())) == []
     # A name no release reads is not judged.
     assert list(VB011.RULE.check(Example(argv=EAGLE3, env={"SGLANG_NOT_A_VAR": "1"}, sglang_version="0.5.23").context())) == []
+
+
+def _arch_findings(version, target=None, draft=None):
+    ctx = Example(argv=EAGLE3, target=target, draft=draft, sglang_version=version).context()
+    return list(VB012.RULE.check(ctx))
+
+
+def test_vb012_draft_class_by_name_and_first_release():
+    [early] = _arch_findings("0.4.4", draft={"architectures": ["LlamaForCausalLMEagle3"]})
+    assert "has no LlamaForCausalLMEagle3" in early.message and "it arrives in 0.4.4.post2" in early.message
+    assert _arch_findings("0.4.4.post2", draft={"architectures": ["LlamaForCausalLMEagle3"]}) == []
+    # A draft class by its name that no release registers.
+    [never] = _arch_findings("0.5.23", draft={"architectures": ["Qwen3ForCausalLMEagle3"]})
+    assert "no release up to 0.5.23 has it" in never.message
+    # A target class used as a draft is SGLang's to rewrite (MTP/NextN): not judged.
+    assert _arch_findings("0.4.0", draft={"architectures": ["DeepseekV3ForCausalLM"]}) == []
+
+
+def test_vb012_target_only_before_the_transformers_fallback():
+    [old] = _arch_findings("0.4.0", target={"architectures": ["Qwen3ForCausalLM"]})
+    assert "target" in old.message and "it arrives in" in old.message
+    # From the release that registers TransformersForCausalLM an unknown target may still load.
+    assert _arch_findings("0.5.23", target={"architectures": ["NoSuchModelForCausalLM"]}) == []
+    assert _arch_findings("0.4.0", target={"architectures": ["LlamaForCausalLM"]}) == []
