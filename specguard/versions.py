@@ -24,12 +24,41 @@ from specguard.models import Dialect
 
 HISTORY_FILE = Path(__file__).with_name("data") / "sglang-history.json"
 
-# lmsysorg/sglang:v0.5.3, :v0.5.3-cu129, :v0.5.2rc2-cu126, :0.4.6.post1 (Docker Hub tags of SGLang's image).
-_SGLANG_IMAGE_TAG = re.compile(r"^(?:docker\.io/)?lmsysorg/sglang:v?(\d+\.\d+\.\d+(?:\.\d+)?(?:rc\d+|\.post\d+)?)(?:[-_].*)?$")
+# lmsysorg/sglang:v0.5.3, :v0.5.3-cu129, :v0.5.2rc2-cu126, :0.4.6.post1 (Docker Hub tags of SGLang's
+# image), and slimerl/sglang:v0.5.12.post1-cu129 (slime's patched build of that release).
+_SGLANG_IMAGE_TAG = re.compile(r"^(?:docker\.io/)?(?:lmsysorg|slimerl)/sglang:v?(\d+\.\d+\.\d+(?:\.\d+)?(?:rc\d+|\.post\d+)?)(?:[-_].*)?$")
+
+
+@dataclass(frozen=True)
+class SlimePin:
+    image: str  # the FROM line of slime's docker/Dockerfile at that tag
+    sglang: str  # the release checked for it
+    why: str  # how the release follows from the image
+
+
+# The SGLang each slime release ran: ``ARG SGLANG_IMAGE_TAG`` / ``FROM`` on docker/Dockerfile:1-2 at
+# each tag of github.com/THUDM/slime. A nightly image is checked as the last release published before
+# its date (shared/design/sglang-releases.yaml). v0.1.0 pins ``latest``: no release can be named.
+SLIME_SGLANG_PINS: dict[str, SlimePin] = {
+    "0.2.0": SlimePin("lmsysorg/sglang:v0.5.5.post1", "0.5.5.post1", "image tag"),
+    "0.2.0.post1": SlimePin("lmsysorg/sglang:v0.5.5.post1", "0.5.5.post1", "image tag"),
+    "0.2.1": SlimePin("lmsysorg/sglang:nightly-dev-20251208-5e2cda61", "0.5.6", "nightly of 2025-12-08; 0.5.6 (2025-12-03) is the last release before it"),
+    "0.2.2": SlimePin("slimerl/sglang:nightly-dev-20260107-dce8b060", "0.5.7", "nightly of 2026-01-07; 0.5.7 (2026-01-01) is the last release before it"),
+    "0.2.3": SlimePin("slimerl/sglang:v0.5.9", "0.5.9", "image tag"),
+    "0.2.4": SlimePin("slimerl/sglang:v0.5.9", "0.5.9", "image tag"),
+    "0.3.0": SlimePin("slimerl/sglang:v0.5.12.post1-cu129", "0.5.12.post1", "image tag"),
+    "0.3.1": SlimePin("slimerl/sglang:v0.5.15.post1-cu129", "0.5.15.post1", "image tag"),
+}
+
+
+def slime_pin(slime_version: str) -> SlimePin | None:
+    """The SGLang a slime release ran (``v0.3.1`` or ``0.3.1``); None for a release not in the table."""
+    return SLIME_SGLANG_PINS.get(slime_version.strip().removeprefix("v"))
 
 
 def version_from_image(image: str | None) -> str | None:
-    """The SGLang release an ``lmsysorg/sglang`` image tag names (``latest``, ``dev`` name none)."""
+    """The SGLang release an ``lmsysorg/sglang`` (or slime's ``slimerl/sglang``) image tag names
+    (``latest``, ``dev``, nightlies name none)."""
     if not image:
         return None
     match = _SGLANG_IMAGE_TAG.match(image.strip())

@@ -24,6 +24,7 @@ from specguard.cli.options import (
     OutputFormat,
     Preset,
     Requirements,
+    SlimeVersion,
     SglangVersion,
     Target,
     UnsafeFixes,
@@ -31,7 +32,7 @@ from specguard.cli.options import (
 from specguard.cli.launch_forms import LaunchRequest, reject_misspelled_options, requests_from, wants_help
 from specguard.inputs import CheckInputs, gather
 from specguard.errors import InputError
-from specguard.versions import version_from_image, version_from_requirements
+from specguard.versions import SLIME_SGLANG_PINS, slime_pin, version_from_image, version_from_requirements
 from specguard.models import Applicability, Dialect
 from specguard.report import SCHEMA_VERSION, json_text, outcome_json, outcome_sarif, print_human
 from specguard.rules import ALL_RULES
@@ -55,6 +56,7 @@ def build_inputs(
     offline: bool,
     found: FoundLaunch | None = None,
     requirements: str | None = None,
+    slime_version: str | None = None,
 ) -> CheckInputs:
     """Merge a preset (if any) with what the command line says; the command line wins.
 
@@ -65,6 +67,13 @@ def build_inputs(
     if server_args[:1] == ["--"]:
         server_args = server_args[1:]
     pinned = pinned_version(requirements) if requirements and not sglang_version else None
+    origin = f"requirements file {requirements}" if pinned else None
+    if slime_version and not sglang_version and not pinned:
+        pin = slime_pin(slime_version)
+        if pin is None:
+            known = ", ".join(f"v{v}" for v in SLIME_SGLANG_PINS)
+            raise InputError(f"--slime-version {slime_version}: no SGLang pin known for it", hint=f"known: {known}; or give --sglang-version")
+        pinned, origin = pin.sglang, f"slime v{slime_version.removeprefix('v')} ({pin.image}: {pin.why})"
     image_version = version_from_image(found.image) if found and not sglang_version and not pinned else None
     inputs = CheckInputs(
         server_args=server_args,
@@ -72,7 +81,7 @@ def build_inputs(
         target=target,
         draft=draft,
         sglang_version=sglang_version or pinned or image_version,
-        sglang_version_origin=f"requirements file {requirements}" if pinned else ("docker image tag" if image_version else None),
+        sglang_version_origin=origin if pinned else ("docker image tag" if image_version else None),
         gpu=gpu,
         gpu_count=gpu_count,
         env_overrides=(*(f"{k}={v}" for k, v in found.env), *(env or ())) if found else tuple(env or ()),
@@ -169,6 +178,7 @@ def check_command(
     dialect: DialectOpt = None,
     sglang_version: SglangVersion = None,
     requirements: Requirements = None,
+    slime_version: SlimeVersion = None,
     gpu: Gpu = None,
     gpu_count: GpuCount = None,
     env: EnvVars = None,
@@ -201,7 +211,7 @@ def check_command(
             inputs = build_inputs(
                 list(request.server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
                 sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=request.found,
-                requirements=requirements,
+                requirements=requirements, slime_version=slime_version,
             )
             notes: list[str] = []
             check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes), notes)

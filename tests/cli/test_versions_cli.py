@@ -100,3 +100,14 @@ def test_requirements_file_without_a_pin_is_bad_input(tmp_path: Path):
     result = run_cli("check", "--offline", "--requirements", str(unpinned), "--", "--model-path", LLAMA)
     assert result.returncode == 2 and "pins no sglang release" in result.stderr + result.stdout
     assert "Traceback" not in result.stderr
+
+
+def test_slime_version_names_the_sglang_its_docker_image_pins():
+    code, doc = run_cli_json("check", "--offline", "--slime-version", "v0.3.0", *SLIME)
+    env = doc["environment"]
+    assert env["sglang_version"] == "0.5.12.post1"
+    assert env["sglang_version_source"] == "slime v0.3.0 (slimerl/sglang:v0.5.12.post1-cu129: image tag)"
+    # slime v0.3.0's SGLang still accepts --sglang-cuda-graph-max-bs.
+    assert _errors_about(doc, "--cuda-graph-max-bs") == []
+    result = run_cli("check", "--offline", "--slime-version", "v0.1.0", *SLIME)
+    assert result.returncode == 2 and "--slime-version v0.1.0: no SGLang pin known" in result.stderr + result.stdout

@@ -89,7 +89,17 @@ def test_inference_picks_the_newest_release_accepting_every_flag():
 @pytest.mark.parametrize(
     ("image", "version"),
     [("lmsysorg/sglang:v0.5.19", "0.5.19"), ("lmsysorg/sglang:v0.4.6.post1-cu124", "0.4.6.post1"),
-     ("docker.io/lmsysorg/sglang:v0.5.2rc2-cu126", "0.5.2rc2"), ("lmsysorg/sglang:latest", None), ("vllm/vllm-openai:v0.9.0", None)],
+     ("docker.io/lmsysorg/sglang:v0.5.2rc2-cu126", "0.5.2rc2"), ("lmsysorg/sglang:latest", None), ("vllm/vllm-openai:v0.9.0", None),
+     ("slimerl/sglang:v0.5.12.post1-cu129", "0.5.12.post1"), ("slimerl/sglang:nightly-dev-20260107-dce8b060", None)],
 )
 def test_version_from_image(image, version):
     assert version_from_image(image) == version
+
+
+def test_slime_pins_name_releases_of_the_history():
+    from specguard.versions import SLIME_SGLANG_PINS, slime_pin
+
+    for slime, pin in SLIME_SGLANG_PINS.items():
+        assert pin.sglang in history().releases, slime
+        assert version_from_image(pin.image) in (pin.sglang, None)  # None: a nightly image
+    assert slime_pin("v0.3.1").sglang == "0.5.15.post1" and slime_pin("v0.1.0") is None
