@@ -30,8 +30,8 @@ def _when(history, name: str, index: int) -> str:
         other_releases = history.flag_releases(other)
         if earlier and not later and (gone := max(earlier) + 1) in other_releases:
             return f"; {history.releases[gone]} renamed it {other}"
-        if later and not earlier and (arrived := min(later)) in other_releases and arrived - 1 not in other_releases:
-            return f"; it arrives in {history.releases[arrived]}, renamed from {other}"
+        if later and not earlier and index in other_releases:
+            return f"; it is the later name of {other}"
     if earlier and not later:
         return f"; {history.releases[max(earlier) + 1]} removed it"
     return ""

@@ -161,6 +161,10 @@ def test_vb010_names_the_releases_that_have_a_flag():
     [renamed] = fired(VB010.RULE, *EAGLE3[:2], "--nsa-prefill-backend", "fa3", version="0.5.20")
     assert "0.5.20 renamed it --dsa-prefill-backend" in renamed.message
     assert renamed.fix.edits[1].name == "--dsa-prefill-backend" and renamed.fix.edits[1].value == "fa3"
+    # The other direction: a new name on an older release gets the older name.
+    [newer] = fired(VB010.RULE, *EAGLE3[:2], "--dsa-prefill-backend", "fa3", version="0.5.10")
+    assert "it is the later name of --nsa-prefill-backend" in newer.message
+    assert newer.fix.edits[1].name == "--nsa-prefill-backend"
     [early] = fired(VB010.RULE, *EAGLE3[:2], "--attn-dp-size", "2", version="0.5.5")
     assert "exists from 0.5.22. argparse exits" in early.message
     # Accepted where the flag exists, and flags no release knows are VB004's.
