@@ -158,6 +158,7 @@ def build_environment(
         sglang_version_origin=origin,
         sglang_version_range=range_,
         sglang_version_note=note,
+        sglang_version_inferred=launch_flags is not None and not sglang_version and origin in ("inferred from flags", "default"),
         gpu=spec,
         gpu_origin=gpu_origin,
         gpu_count=count,

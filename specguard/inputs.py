@@ -13,7 +13,7 @@ from specguard.flag_values import TABLE_VERSION, check_values
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
 from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
-from specguard.versions import sglang_spelling
+from specguard.versions import launch_names
 
 
 @dataclass(frozen=True)
@@ -90,12 +90,8 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
 
 
 def _launch_names(spec: LaunchSpec) -> dict:
-    """The launch's flags as SGLang's parser receives them and its SGLANG_* env vars: the evidence
-    of which release it was written for (none for sgl-jax, whose parser is its own)."""
-    if spec.dialect is Dialect.SGL_JAX:
-        return {}
-    flags = [name for item in spec.items if (name := sglang_spelling(item.flag, item.written, item.extra, spec.dialect))]
-    return {"launch_flags": flags, "launch_env": [key for key, _ in spec.env if key.startswith("SGLANG_")]}
+    names = launch_names(spec)
+    return {} if names is None else {"launch_flags": names[0], "launch_env": names[1]}
 
 
 def _facts(

@@ -156,6 +156,9 @@ class Environment(Frozen):
     sglang_version_range: tuple[str, str] | None = None
     # What the report header must add about the version (inferred, newer than known, conflict).
     sglang_version_note: str | None = None
+    # The version follows the launch's flags (nothing named it): a fix that changes the flags
+    # re-infers it, so the corrected launch is checked as the release it now fits.
+    sglang_version_inferred: bool = Field(default=False, exclude=True)
     gpu: GpuSpec | None = None
     gpu_origin: Literal["given", "detected", "unknown"] = "unknown"
     gpu_count: int | None = None

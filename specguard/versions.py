@@ -280,3 +280,30 @@ def sglang_spelling(flag: str, written: str | None, extra: bool, dialect: Dialec
 
         return "--" + written[len(SLIME_PREFIX) :] if written.startswith(SLIME_PREFIX) else flag
     return written
+
+
+def launch_names(spec) -> tuple[list[str], list[str]] | None:
+    """A launch's flags as SGLang's parser receives them and its SGLANG_* env vars: the evidence
+    of which release it was written for (None for sgl-jax, whose parser is its own)."""
+    if spec.dialect is Dialect.SGL_JAX:
+        return None
+    flags = [name for item in spec.items if (name := sglang_spelling(item.flag, item.written, item.extra, spec.dialect))]
+    return flags, [key for key, _ in spec.env if key.startswith("SGLANG_")]
+
+
+def inferred_environment(env, spec):
+    """``env`` with the SGLang version inferred from ``spec`` (an Environment; unchanged for sgl-jax)."""
+    names = launch_names(spec)
+    if names is None:
+        return env
+    inferred = infer_version(*names)
+    range_ = (inferred.candidates[0], inferred.candidates[-1]) if inferred.candidates and inferred.source != "default" else None
+    return env.model_copy(
+        update={
+            "sglang_version": inferred.version,
+            "sglang_version_origin": inferred.source,
+            "sglang_version_range": range_,
+            "sglang_version_note": inferred.note,
+            "sglang_version_inferred": True,
+        }
+    )

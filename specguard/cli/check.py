@@ -116,7 +116,13 @@ def fix_level(fix: bool, unsafe_fixes: bool) -> Applicability | None:
 
 def run_check(inputs: CheckInputs, level: Applicability | None, notes: list[str] | None = None) -> tuple[CheckContext, engine.Outcome]:
     ctx = gather(inputs, os.environ, notes)
-    return ctx, engine.check(ALL_RULES, ctx, fix_level=level)
+    outcome = engine.check(ALL_RULES, ctx, fix_level=level)
+    if outcome.changes and ctx.env.sglang_version_inferred:
+        # The report speaks of the release the corrected flags fit (the rounds re-inferred it).
+        from specguard.versions import inferred_environment
+
+        ctx = CheckContext.build(ctx.spec, ctx.target, ctx.draft, inferred_environment(ctx.env, outcome.corrected))
+    return ctx, outcome
 
 
 def _console_width() -> int | None:
