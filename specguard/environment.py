@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Literal
 
 from packaging.version import InvalidVersion, Version
@@ -137,16 +138,40 @@ def normalise_version(raw: str) -> str:
     return str(version)
 
 
-def build_environment(*, sglang_version: str | None, gpu: str | None, gpu_count: int | None = None, detect: bool = True) -> Environment:
-    origin: Literal["given", "installed", "default"]
+def build_environment(
+    *,
+    sglang_version: str | None,
+    gpu: str | None,
+    gpu_count: int | None = None,
+    detect: bool = True,
+    launch_flags: Sequence[str] | None = None,
+    launch_env: Sequence[str] = (),
+) -> Environment:
+    """The environment a launch is checked in. The SGLang version: --sglang-version, else the
+    installed sglang, else (``launch_flags`` given) the newest release that accepts every flag
+    and env var of the launch, else the newest known release."""
+    range_: tuple[str, str] | None = None
+    note: str | None = None
     gpu_origin: Literal["given", "detected", "unknown"]
     spec: GpuSpec | None
     if sglang_version:
         version, origin = normalise_version(sglang_version), "given"
     elif (installed := installed_sglang_version()) is not None:
         version, origin = normalise_version(installed), "installed"
+    elif launch_flags is not None:
+        from specguard.versions import (
+            infer_version,  # reads the release history: only here
+        )
+
+        inferred = infer_version(launch_flags, launch_env)
+        version, origin, note = inferred.version, inferred.source, inferred.note
+        if inferred.candidates and origin != "default":
+            range_ = (inferred.candidates[0], inferred.candidates[-1])
     else:
         version, origin = NEWEST_KNOWN_SGLANG, "default"
+    if Version(version) > Version(NEWEST_KNOWN_SGLANG):
+        note = f"SGLang {version} is newer than the newest release specguard knows; checked as {NEWEST_KNOWN_SGLANG}"
+        version = NEWEST_KNOWN_SGLANG
     if gpu:
         spec, gpu_origin, count = gpu_by_name(gpu), "given", gpu_count
     elif detect:
@@ -158,6 +183,9 @@ def build_environment(*, sglang_version: str | None, gpu: str | None, gpu_count:
     return Environment(
         sglang_version=version,
         sglang_version_origin=origin,
+        sglang_version_range=range_,
+        sglang_version_note=note,
+        sglang_version_inferred=launch_flags is not None and not sglang_version and origin in ("inferred from flags", "default"),
         gpu=spec,
         gpu_origin=gpu_origin,
         gpu_count=count,

@@ -12,7 +12,8 @@ from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_values
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
-from specguard.spec import RELEVANT_ENV_PREFIXES
+from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
+from specguard.versions import launch_names
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     env_pairs += list((inputs.preset_env or {}).items())
     env_pairs += parse_env_overrides(inputs.env_overrides)
     spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
-    environment = build_environment(sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count)
+    environment = build_environment(
+        sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count, **_launch_names(spec)
+    )
     if inputs.sglang_version and inputs.sglang_version_origin:
         environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
     # Values first: no rule should reason about a value SGLang's own parser would reject.
@@ -101,6 +104,11 @@ def _with_vocab_agreement(algorithm: str, target: ModelFacts | None, draft: Mode
 
     agreement = vocabulary_agreement(Path(target.folder), Path(draft.folder))
     return draft if agreement is None else draft.model_copy(update={"vocab_agreement": agreement})
+
+
+def _launch_names(spec: LaunchSpec) -> dict:
+    names = launch_names(spec)
+    return {} if names is None else {"launch_flags": names[0], "launch_env": names[1]}
 
 
 def _facts(

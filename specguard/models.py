@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from packaging.version import Version
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class Frozen(BaseModel):
@@ -156,10 +156,24 @@ class GpuSpec(Frozen):
 
 class Environment(Frozen):
     sglang_version: str = Field(description="the SGLang version the rules speak of")
-    sglang_version_origin: Literal["given", "installed", "default"] = "default"
+    # Where the version came from: given, installed, docker image tag, requirements file,
+    # inferred from flags, default (the newest known release).
+    sglang_version_origin: str = "default"
+    # The releases that accept every flag of the launch, when the version was inferred from them.
+    sglang_version_range: tuple[str, str] | None = None
+    # What the report header must add about the version (inferred, newer than known, conflict).
+    sglang_version_note: str | None = None
+    # The version follows the launch's flags (nothing named it): a fix that changes the flags
+    # re-infers it, so the corrected launch is checked as the release it now fits.
+    sglang_version_inferred: bool = Field(default=False, exclude=True)
     gpu: GpuSpec | None = None
     gpu_origin: Literal["given", "detected", "unknown"] = "unknown"
     gpu_count: int | None = None
+
+    @computed_field  # type: ignore[prop-decorator]  # the name the JSON output and the issue use for the origin
+    @property
+    def sglang_version_source(self) -> str:
+        return self.sglang_version_origin
 
     @property
     def version(self) -> Version:

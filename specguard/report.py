@@ -230,6 +230,8 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
         f"[bold]specguard[/bold] {target} + {draft} · SGLang {ctx.env.sglang_version} "
         f"({ctx.env.sglang_version_origin}) · {gpu} · {ctx.spec.dialect.value} flags"
     )
+    if ctx.env.sglang_version_note:
+        console.print(f"[yellow]SGLang version:[/yellow] {ctx.env.sglang_version_note}", highlight=False)
     for role, facts in (("target", ctx.target), ("draft", ctx.draft)):
         if facts is not None and facts.origin is not None:
             console.print(f"[dim]{role} facts: {model_origin(facts)}[/dim]", highlight=False)

@@ -16,7 +16,6 @@ from specguard.cli.launch_forms import (
     LaunchRequest,
     reject_misspelled_options,
     requests_from,
-    version_from_image,
     wants_help,
 )
 from specguard.cli.options import (
@@ -30,10 +29,13 @@ from specguard.cli.options import (
     Offline,
     OutputFormat,
     Preset,
+    Requirements,
     SglangVersion,
+    SlimeVersion,
     Target,
     UnsafeFixes,
 )
+from specguard.errors import InputError
 from specguard.inputs import CheckInputs, gather
 from specguard.models import Applicability, Dialect
 from specguard.report import (
@@ -45,6 +47,12 @@ from specguard.report import (
 )
 from specguard.rules import ALL_RULES
 from specguard.rules.base import CheckContext
+from specguard.versions import (
+    SLIME_SGLANG_PINS,
+    slime_pin,
+    version_from_image,
+    version_from_requirements,
+)
 
 if TYPE_CHECKING:
     from specguard.launch_text import FoundLaunch
@@ -63,6 +71,8 @@ def build_inputs(
     env: list[str] | None,
     offline: bool,
     found: FoundLaunch | None = None,
+    requirements: str | None = None,
+    slime_version: str | None = None,
 ) -> CheckInputs:
     """Merge a preset (if any) with what the command line says; the command line wins.
 
@@ -72,14 +82,22 @@ def build_inputs(
     server_args = list(ctx_args)
     if server_args[:1] == ["--"]:
         server_args = server_args[1:]
-    image_version = version_from_image(found.image) if found and not sglang_version else None
+    pinned = pinned_version(requirements) if requirements and not sglang_version else None
+    origin = f"requirements file {requirements}" if pinned else None
+    if slime_version and not sglang_version and not pinned:
+        pin = slime_pin(slime_version)
+        if pin is None:
+            known = ", ".join(f"v{v}" for v in SLIME_SGLANG_PINS)
+            raise InputError(f"--slime-version {slime_version}: no SGLang pin known for it", hint=f"known: {known}; or give --sglang-version")
+        pinned, origin = pin.sglang, f"slime v{slime_version.removeprefix('v')} ({pin.image}: {pin.why})"
+    image_version = version_from_image(found.image) if found and not sglang_version and not pinned else None
     inputs = CheckInputs(
         server_args=server_args,
         dialect=Dialect(dialect) if dialect else (found.dialect if found else None),
         target=target,
         draft=draft,
-        sglang_version=sglang_version or image_version,
-        sglang_version_origin="docker image tag" if image_version else None,
+        sglang_version=sglang_version or pinned or image_version,
+        sglang_version_origin=origin if pinned else ("docker image tag" if image_version else None),
         gpu=gpu,
         gpu_count=gpu_count,
         env_overrides=(*(f"{k}={v}" for k, v in found.env), *(env or ())) if found else tuple(env or ()),
@@ -96,6 +114,18 @@ def build_inputs(
     return inputs
 
 
+def pinned_version(path: str) -> str:
+    """The sglang release a requirements / pip freeze file pins (--requirements)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"--requirements {path}: cannot read it ({error.__class__.__name__})", hint="give a requirements.txt or pip freeze output") from None
+    version = version_from_requirements(text)
+    if version is None:
+        raise InputError(f"--requirements {path} pins no sglang release", hint="it needs a line sglang==X.Y.Z, or give --sglang-version")
+    return version
+
+
 def fix_level(fix: bool, unsafe_fixes: bool) -> Applicability | None:
     if unsafe_fixes:
         return Applicability.UNSAFE
@@ -104,7 +134,13 @@ def fix_level(fix: bool, unsafe_fixes: bool) -> Applicability | None:
 
 def run_check(inputs: CheckInputs, level: Applicability | None, notes: list[str] | None = None) -> tuple[CheckContext, engine.Outcome]:
     ctx = gather(inputs, os.environ, notes)
-    return ctx, engine.check(ALL_RULES, ctx, fix_level=level)
+    outcome = engine.check(ALL_RULES, ctx, fix_level=level)
+    if outcome.changes and ctx.env.sglang_version_inferred:
+        # The report speaks of the release the corrected flags fit (the rounds re-inferred it).
+        from specguard.versions import inferred_environment
+
+        ctx = CheckContext.build(ctx.spec, ctx.target, ctx.draft, inferred_environment(ctx.env, outcome.corrected))
+    return ctx, outcome
 
 
 def _console_width() -> int | None:
@@ -165,6 +201,8 @@ def check_command(
     draft: Draft = None,
     dialect: DialectOpt = None,
     sglang_version: SglangVersion = None,
+    requirements: Requirements = None,
+    slime_version: SlimeVersion = None,
     gpu: Gpu = None,
     gpu_count: GpuCount = None,
     env: EnvVars = None,
@@ -198,6 +236,7 @@ def check_command(
             inputs = build_inputs(
                 list(request.server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
                 sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=request.found,
+                requirements=requirements, slime_version=slime_version,
             )
             notes: list[str] = []
             check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes), notes)

@@ -11,7 +11,6 @@ The text forms go through ``specguard.launch_text``, the one reader of launch te
 
 from __future__ import annotations
 
-import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -26,8 +25,6 @@ if TYPE_CHECKING:  # the reader of launch text is imported only when a launch co
 
 HELP_OPTIONS = ("-h", "--help")
 _ENTRY_HINT = "python -m sglang.launch_server ..., python -m sgl_jax.launch_server ..., sglang serve ..., slime's train.py ..."
-# lmsysorg/sglang:v0.5.3, :v0.5.3-cu129, :v0.5.2rc2-cu126, :0.4.6.post1 (Docker Hub tags of SGLang's image).
-_SGLANG_IMAGE_TAG = re.compile(r"^(?:docker\.io/)?lmsysorg/sglang:v?(\d+\.\d+\.\d+(?:\.\d+)?(?:rc\d+|\.post\d+)?)(?:[-_].*)?$")
 
 
 @dataclass(frozen=True)
@@ -36,14 +33,6 @@ class LaunchRequest:
 
     server_args: tuple[str, ...]
     found: FoundLaunch | None = None  # None: the argv came after `--`
-
-
-def version_from_image(image: str | None) -> str | None:
-    """The SGLang release an ``lmsysorg/sglang`` image tag names (``latest``, ``dev`` name none)."""
-    if not image:
-        return None
-    match = _SGLANG_IMAGE_TAG.match(image)
-    return match.group(1) if match else None
 
 
 def wants_help(args: Sequence[str]) -> bool:

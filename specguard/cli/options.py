@@ -31,6 +31,14 @@ DialectOpt = Annotated[
 SglangVersion = Annotated[
     str | None, typer.Option("--sglang-version", help="SGLang version the rules speak of. Default: installed, else the newest known.")
 ]
+Requirements = Annotated[
+    str | None,
+    typer.Option("--requirements", help="A requirements.txt or `pip freeze` output that pins sglang==X: check against that release."),
+]
+SlimeVersion = Annotated[
+    str | None,
+    typer.Option("--slime-version", help="The slime release the launch runs with (v0.3.1): check against the SGLang its docker image pins."),
+]
 Gpu = Annotated[str | None, typer.Option("--gpu", help="GPU model (H100, A100, B200, MI300X, TPU, cpu, ...). Default: nvidia-smi.")]
 GpuCount = Annotated[int | None, typer.Option("--gpu-count", help="GPUs per node.", min=1)]
 EnvVars = Annotated[list[str] | None, typer.Option("--env", help="KEY=VALUE env var for the launch (repeatable).")]

@@ -79,7 +79,12 @@ class CheckContext:
         return cls(spec=spec, target=target, draft=draft, env=env, resolution=predict(spec, target, draft, env))
 
     def with_spec(self, spec: LaunchSpec) -> CheckContext:
-        return CheckContext.build(spec, self.target, self.draft, self.env)
+        env = self.env
+        if env.sglang_version_inferred:  # the version follows the flags: a fix may move it
+            from specguard.versions import inferred_environment
+
+            env = inferred_environment(env, spec)
+        return CheckContext.build(spec, self.target, self.draft, env)
 
     @property
     def algorithm(self) -> str | None:

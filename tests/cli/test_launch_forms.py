@@ -185,11 +185,17 @@ def test_slime_mimo_eagle_script() -> None:
 
 def test_slime_glm47_script_points_at_the_flag_line() -> None:
     script = SLIME_SCRIPTS / "run-glm4.7-30B-A3B.sh"
-    code, doc = check_script(script)
+    # No version given: the script's flags name the releases it was written for, and there
+    # --sglang-cuda-graph-max-bs is accepted (no error).
+    _, inferred = check_script(script)
+    [launch] = inferred["launches"]
+    assert launch["environment"]["sglang_version_source"] == "inferred from flags"
+    assert not [f for f in launch["findings"] if f["code"] == "VB003" and f["severity"] == "error"]
+    code, doc = check_script(script, "--sglang-version", "0.5.23")
     [launch] = doc["launches"]
     found = findings_by_code(launch)
     assert code == 1 and found["VB003"]["severity"] == "error" and "--cuda-graph-max-bs" in found["VB003"]["flags"]
-    sarif = json.loads(run_cli("check", "--script", str(script), "--offline", "--gpu", "H100", "--format", "sarif").stdout)
+    sarif = json.loads(run_cli("check", "--script", str(script), "--offline", "--gpu", "H100", "--sglang-version", "0.5.23", "--format", "sarif").stdout)
     validate_sarif(sarif)
     located = {r["ruleId"]: r["locations"][0]["physicalLocation"] for r in sarif["runs"][0]["results"]}
     assert located["VB003"]["artifactLocation"]["uri"] == "tests/cli/fixtures/slime/scripts/run-glm4.7-30B-A3B.sh"
@@ -202,7 +208,10 @@ def test_slime_qwen3_next_script_expands_seq() -> None:
     [launch] = doc["launches"]
     start = launch["argv"].index("--sglang-cuda-graph-bs")
     assert launch["argv"][start + 1 : start + 20] == ["1", "2", "4", "8", *(str(n) for n in range(16, 129, 8))]
-    assert findings_by_code(launch)["VB003"]["severity"] == "error"
+    # No version given: checked as a release that accepts --sglang-cuda-graph-bs (a deprecated alias there).
+    assert findings_by_code(launch)["VB003"]["severity"] == "info"
+    _, doc = check_script(script, "--sglang-version", "0.5.23")
+    assert findings_by_code(doc["launches"][0])["VB003"]["severity"] == "error"
 
 
 def test_slime_deepseek_r1_script_with_the_real_target() -> None:
@@ -253,19 +262,21 @@ def test_sglang_docs_have_launch_blocks() -> None:
 
 @pytest.mark.parametrize(("line", "block"), SGLANG_DOC_BLOCKS, ids=[f"line{line}" for line, _ in SGLANG_DOC_BLOCKS])
 def test_sglang_docs_launch_blocks(line: int, block: str) -> None:
-    """Each launch on SGLang's speculative decoding page, as a script on stdin. Under 0.5.23 a
-    page command that still says --cuda-graph-max-bs is rejected by SGLang (VB003, an error);
-    for a release that still accepted the name (0.5.19, as a deprecated alias) it is no error."""
+    """Each launch on SGLang's speculative decoding page, as a script on stdin. With no version
+    given, a page command that still says --cuda-graph-max-bs is checked as the newest release
+    that accepts it (0.5.19, a deprecated alias there): no error. Under --sglang-version 0.5.23
+    SGLang rejects it (VB003, an error)."""
     result = run_with_stdin(block, "check", "--script", "-", "--offline", "--gpu", "H100", "--format", "json")
     assert result.returncode in (0, 1), result.stdout + result.stderr
     [launch] = json.loads(result.stdout)["launches"]
     assert launch["location"]["line"] == 1 + next(i for i, text in enumerate(block.splitlines()) if "launch_server" in text)
     codes = {f["code"] for f in launch["findings"] if f["severity"] == "error"}
-    assert ("VB003" in codes) == ("--cuda-graph-max-bs" in block)
+    assert "VB003" not in codes and "VB010" not in codes
     if "--cuda-graph-max-bs" in block:
-        older = run_with_stdin(block, "check", "--script", "-", "--offline", "--gpu", "H100", "--sglang-version", "0.5.19", "--format", "json")
-        [old] = json.loads(older.stdout)["launches"]
-        assert "VB003" not in {f["code"] for f in old["findings"] if f["severity"] == "error"}
+        assert launch["environment"]["sglang_version"] == "0.5.19"
+        newest = run_with_stdin(block, "check", "--script", "-", "--offline", "--gpu", "H100", "--sglang-version", "0.5.23", "--format", "json")
+        [new] = json.loads(newest.stdout)["launches"]
+        assert "VB003" in {f["code"] for f in new["findings"] if f["severity"] == "error"}
 
 
 def test_sgl_jax_docs_launch_block() -> None:

@@ -5,23 +5,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from specguard.flags import FLAGS_BY_NAME, extracted_flags
+from specguard.flags import FLAGS_BY_NAME
 from specguard.models import Applicability, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
-from specguard.rules.version_bugs._renames import (
-    CUDA_GRAPH_RENAMES,
-    DRAFT_WINDOW_RENAME,
-    NGRAM_DEPTH_RENAME,
-    NGRAM_WINDOW_FLAGS_REMOVED,
-)
-
-# The table shipped with specguard (specguard/data/sglang-0.5.23-flags.json).
-TABLE_VERSION = "0.5.23"
-# Spellings VB003/VB005/VB060 explain better.
-_RENAMED = frozenset(
-    {r.old for r in CUDA_GRAPH_RENAMES} | {r.new for r in CUDA_GRAPH_RENAMES} | {DRAFT_WINDOW_RENAME.old}
-    | {NGRAM_DEPTH_RENAME.old} | set(NGRAM_WINDOW_FLAGS_REMOVED)
-)
+from specguard.rules.version_bugs._renames import SPELLINGS_WITH_OWN_RULES as _RENAMED
 
 
 def _value(values: tuple[str, ...]) -> str | tuple[str, ...] | bool:
@@ -31,9 +18,15 @@ def _value(values: tuple[str, ...]) -> str | tuple[str, ...] | bool:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    table = extracted_flags(TABLE_VERSION)
-    if not table:
+    from specguard.versions import (  # the release history loads only here
+        flags_at,
+        history,
+    )
+
+    index = history().index_of(ctx.version)
+    if index is None:  # older than the oldest release the history holds
         return
+    table = flags_at(index)
     for item in ctx.spec.items:
         if not item.flag or item.extra:
             continue
@@ -41,7 +34,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         if name in table or name in _RENAMED or not name.startswith("--"):
             continue
         matches = sorted(option for option in table if option.startswith(name))
-        dests = {table[option].dest for option in matches}
+        dests = {tuple(table[option]["group"]) for option in matches}
+        if len(dests) != 1 and history().flag_releases(name):
+            continue  # a flag of other releases: VB010 names them
         modeled = FLAGS_BY_NAME.get(name)
         intended = modeled.flag if modeled is not None and modeled.flag in table else None
         # A modeled alias is stored under its canonical flag; an Edit cannot respell it in place.
@@ -70,7 +65,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         elif intended is not None:
             hint = f"write {intended}"
         else:
-            close = difflib.get_close_matches(name, list(table), n=1, cutoff=0.75)
+            close = difflib.get_close_matches(name, sorted(table), n=1, cutoff=0.75)
             hint = f"did you mean {close[0]}?" if close else "check the spelling against `python -m sglang.launch_server --help`"
         yield RULE.finding(
             f"SGLang {ctx.env.sglang_version} exits with '{problem}' (status 2) before anything loads: {hint}",
@@ -83,13 +78,13 @@ RULE = Rule(
     check=check,
     code="VB004",
     name="unknown-or-abbreviated-flag",
-    summary="A flag SGLang 0.5.23's parser does not know, or knows only as an abbreviation",
+    summary="A flag no SGLang release's parser knows, or that this release knows only as an abbreviation",
     severity=Severity.ERROR,
     docs=RuleDocs(
-        what="Every SGLang flag of the launch (not slime's own flags) against the parser table "
-        "extracted from SGLang 0.5.23 (`specguard/data/sglang-0.5.23-flags.json`). Only for that "
-        "version and the sglang dialect; for other versions specguard does not have the full table "
-        "and stays quiet (VB003/VB005 cover the known renames).",
+        what="Every SGLang flag of the launch against the parser of the release it is checked for "
+        "(`specguard/data/sglang-history.json`, every release from 0.4.0 to 0.5.23, extracted from the "
+        "wheels by `scripts/extract_sglang_flags.py`; 0.5.23's matches the real parser's table). A flag "
+        "that other releases know is VB010's; VB003/VB005 explain the renames they cover.",
         why="SGLang's parser uses argparse prefix matching (catalogue P02): an unknown flag or a prefix "
         "of several flags (`--speculative-draft`, `--pp`) ends the launch with status 2; a prefix of "
         "exactly one flag (`--speculative-algo`) is accepted silently, and breaks the day a new flag "
@@ -114,9 +109,8 @@ RULE = Rule(
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/server_args.py:668-720 (argparse, prefix matching)",
-        "specguard/data/sglang-0.5.23-flags.json",
+        "specguard/data/sglang-history.json (scripts/extract_sglang_flags.py over every release's wheel)",
         "catalogue: shared/design/sglang-spec-checks.md P02",
     ),
-    sglang_versions="==0.5.23",
     dialects=(Dialect.SGLANG,),
 )

@@ -71,3 +71,12 @@ NGRAM_WINDOW_FLAGS_REMOVED = {
     "--speculative-ngram-min-match-window-size": Version("0.5.10"),
     "--speculative-ngram-max-match-window-size": Version("0.5.10"),
 }
+
+
+# Spellings whose history VB003, VB005 and VB060 explain with their own rule: the generic
+# unknown-flag (VB004) and other-releases (VB010) checks leave them to those.
+SPELLINGS_WITH_OWN_RULES = frozenset(
+    {r.old for r in CUDA_GRAPH_RENAMES} | {r.new for r in CUDA_GRAPH_RENAMES}
+    | {DRAFT_WINDOW_RENAME.old, DRAFT_WINDOW_RENAME.new}
+    | {NGRAM_DEPTH_RENAME.old, NGRAM_DEPTH_RENAME.new} | set(NGRAM_WINDOW_FLAGS_REMOVED)
+)

@@ -24,6 +24,15 @@ from specguard.rules.version_bugs import (
 from specguard.rules.version_bugs import (
     VB006_graph_padding_off_with_torch_compile as VB006,
 )
+from specguard.rules.version_bugs import (
+    VB010_flag_of_other_releases as VB010,
+)
+from specguard.rules.version_bugs import (
+    VB011_env_var_of_other_releases as VB011,
+)
+from specguard.rules.version_bugs import (
+    VB012_architecture_not_in_release as VB012,
+)
 from tests.conftest import HF_CONFIGS, run_cli_json
 
 LLAMA = {"architectures": ["LlamaForCausalLM"]}
@@ -108,8 +117,11 @@ def test_vb004_unknown_ambiguous_abbreviated():
     assert typo.fix is None and "did you mean --enable-torch-compile" in typo.message
     [pp] = fired(VB004.RULE, *EAGLE3, "--pp", "2", version="0.5.23")
     assert "--pp-size" in pp.message and pp.severity is Severity.ERROR
-    # Other versions: the table is 0.5.23's, so stay quiet; renamed cuda-graph flags are VB003's.
-    assert fired(VB004.RULE, *EAGLE3, "--speculative-draft", "x", version="0.5.22") == []
+    # Every release has its own table (the history); renamed cuda-graph flags are VB003's.
+    [older] = fired(VB004.RULE, *EAGLE3[:4], "--speculative-draft", "x", version="0.5.5")
+    assert "SGLang 0.5.5 exits with 'ambiguous option" in older.message
+    [abbreviated] = fired(VB004.RULE, *EAGLE3[:2], "--speculative-algo", "EAGLE3", version="0.4.6")
+    assert abbreviated.severity is Severity.WARNING
     assert fired(VB004.RULE, *EAGLE3, "--cuda-graph-max-bs", "8", version="0.5.23") == []
     assert fired(VB004.RULE, "--hf-checkpoint", "x", "--rollout-batch-size", "8", version="0.5.23",
                  dialect=Dialect.SLIME) == []
@@ -187,3 +199,58 @@ def test_vb060_owns_the_old_ngram_spellings_at_0_5_23():
     argv = (*NGRAM, "--speculative-ngram-branch-length", "12")
     assert fired(VB004.RULE, *argv, version="0.5.23") == []
     assert fired(VB060.RULE, *argv, version="0.5.23")
+
+
+def test_vb010_names_the_releases_that_have_a_flag():
+    [gone] = fired(VB010.RULE, *EAGLE3[:2], "--enable-flashinfer-mla", version="0.5.23")
+    assert "exists in 0.4.3 to 0.4.7; 0.4.7.post1 removed it" in gone.message and gone.fix is None
+    [renamed] = fired(VB010.RULE, *EAGLE3[:2], "--nsa-prefill-backend", "fa3", version="0.5.20")
+    assert "0.5.20 renamed it --dsa-prefill-backend" in renamed.message
+    assert renamed.fix.edits[1].name == "--dsa-prefill-backend" and renamed.fix.edits[1].value == "fa3"
+    # The other direction: a new name on an older release gets the older name.
+    [newer] = fired(VB010.RULE, *EAGLE3[:2], "--dsa-prefill-backend", "fa3", version="0.5.10")
+    assert "it is the later name of --nsa-prefill-backend" in newer.message
+    assert newer.fix.edits[1].name == "--nsa-prefill-backend"
+    [early] = fired(VB010.RULE, *EAGLE3[:2], "--attn-dp-size", "2", version="0.5.5")
+    assert "exists from 0.5.22. argparse exits" in early.message
+    # Accepted where the flag exists, and flags no release knows are VB004's.
+    assert fired(VB010.RULE, *EAGLE3[:2], "--enable-flashinfer-mla", version="0.4.5") == []
+    assert fired(VB010.RULE, *EAGLE3[:2], "--no-such-flag", version="0.5.23") == []
+    # slime spelling: --sglang-X is SGLang's --X.
+    [slime] = fired(VB010.RULE, "--hf-checkpoint", "x", "--sglang-enable-flashinfer-mla", version="0.5.23", dialect=Dialect.SLIME)
+    assert slime.message.startswith("--sglang-enable-flashinfer-mla is not a flag of SGLang 0.5.23")
+
+
+def test_vb011_env_var_a_release_does_not_read():
+    ctx = Example(argv=EAGLE3, env={"SGLANG_ENABLE_SPEC_V2": "1"}, sglang_version="0.5.23").context()
+    [finding] = VB011.RULE.check(ctx)
+    assert "does not read SGLANG_ENABLE_SPEC_V2: releases 0.5.4.post1 to 0.5.20 do" in finding.message
+    assert finding.fix.edits[0].target == "env"
+    for version in ("0.5.11", "0.5.20"):
+        assert list(VB011.RULE.check(Example(argv=EAGLE3, env={"SGLANG_ENABLE_SPEC_V2": "1"}, sglang_version=version).context())) == []
+    # A name no release reads is not judged.
+    assert list(VB011.RULE.check(Example(argv=EAGLE3, env={"SGLANG_NOT_A_VAR": "1"}, sglang_version="0.5.23").context())) == []
+
+
+def _arch_findings(version, target=None, draft=None):
+    ctx = Example(argv=EAGLE3, target=target, draft=draft, sglang_version=version).context()
+    return list(VB012.RULE.check(ctx))
+
+
+def test_vb012_draft_class_by_name_and_first_release():
+    [early] = _arch_findings("0.4.4", draft={"architectures": ["LlamaForCausalLMEagle3"]})
+    assert "has no LlamaForCausalLMEagle3" in early.message and "it arrives in 0.4.4.post2" in early.message
+    assert _arch_findings("0.4.4.post2", draft={"architectures": ["LlamaForCausalLMEagle3"]}) == []
+    # A draft class by its name that no release registers.
+    [never] = _arch_findings("0.5.23", draft={"architectures": ["Qwen3ForCausalLMEagle3"]})
+    assert "no release up to 0.5.23 has it" in never.message
+    # A target class used as a draft is SGLang's to rewrite (MTP/NextN): not judged.
+    assert _arch_findings("0.4.0", draft={"architectures": ["DeepseekV3ForCausalLM"]}) == []
+
+
+def test_vb012_target_only_before_the_transformers_fallback():
+    [old] = _arch_findings("0.4.0", target={"architectures": ["Qwen3ForCausalLM"]})
+    assert "target" in old.message and "it arrives in" in old.message
+    # From the release that registers TransformersForCausalLM an unknown target may still load.
+    assert _arch_findings("0.5.23", target={"architectures": ["NoSuchModelForCausalLM"]}) == []
+    assert _arch_findings("0.4.0", target={"architectures": ["LlamaForCausalLM"]}) == []
