@@ -112,6 +112,14 @@ SIGNATURES: tuple[Signature, ...] = (
         source="https://github.com/sgl-project/sglang/pull/29346",
     ),
     Signature(
+        key="pd-decode-no-draft-input",
+        pattern=_re(r"'NoneType' object has no attribute 'prepare_for_decode'"),
+        meaning="a PD decode server got a relayed request without speculative draft input: DFLASH had no disaggregation wiring before 0.5.20",
+        rules=("FX084",),
+        advice="serve DFLASH without PD disaggregation, or upgrade to SGLang 0.5.20+",
+        source="https://github.com/sgl-project/sglang/issues/36140",
+    ),
+    Signature(
         key="cuda-graph-capture-failed",
         pattern=_re(r"Capture (draft )?cuda graph failed"),
         meaning="CUDA graph capture failed at start-up (memory for the captured batch sizes, or an error inside the captured forward)",
