@@ -7,6 +7,10 @@ from specguard.rules.features import (
     FX080_expert_distribution_metrics_draft_capture as FX080,
     FX081_hicache_draft_kv_not_backed as FX081,
     FX082_ngram_grammar_without_vocab_mask as FX082,
+    FX083_hicache_dsa_draft_state_not_backed as FX083,
+    FX084_dflash_pd_decode_no_draft_input as FX084,
+    FX085_eagle3_pd_prefill_sends_aux_hidden_states as FX085,
+    FX086_spec_grammar_tensor_index_xgrammar as FX086,
 )
 
 
@@ -52,3 +56,51 @@ def test_fx082_grammar_none_and_release() -> None:
     assert findings(FX082, *ngram, "--grammar-backend", "none", sglang_version="0.5.8") == []
     assert findings(FX082, *ngram, "--grammar-backend", "xgrammar", sglang_version="0.5.8")
     assert findings(FX082, *ngram, sglang_version="0.5.9") == []
+
+
+DSA = {"architectures": ("GlmMoeDsaForCausalLM",)}
+
+
+def test_fx083_dsa_targets_and_release_window() -> None:
+    hicache = ("--model-path", "m", "--enable-hierarchical-cache", "--speculative-algorithm", "NEXTN")
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.11")
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.17")
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.18") == []
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.10") == []  # FX081 speaks there
+    assert findings(FX083, *hicache, target={"architectures": ("DeepseekV32ForCausalLM",)}, sglang_version="0.5.15")
+    # Not a DSA class, or the architecture unknown: quiet.
+    assert findings(FX083, *hicache, target={"architectures": ("Glm4MoeForCausalLM",)}, sglang_version="0.5.15") == []
+    assert findings(FX083, *hicache, sglang_version="0.5.15") == []
+    # No HiCache: quiet.
+    assert findings(FX083, "--model-path", "m", "--speculative-algorithm", "EAGLE", target=DSA, sglang_version="0.5.15") == []
+
+
+def test_fx084_decode_side_only_and_release() -> None:
+    dflash = ("--model-path", "m", "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d")
+    assert findings(FX084, *dflash, "--disaggregation-mode", "decode", sglang_version="0.5.19")
+    assert findings(FX084, *dflash, "--disaggregation-mode", "decode", sglang_version="0.5.20") == []
+    assert findings(FX084, *dflash, "--disaggregation-mode", "prefill", sglang_version="0.5.19") == []
+    eagle = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--disaggregation-mode", "decode")
+    assert findings(FX084, *eagle, sglang_version="0.5.19") == []
+
+
+def test_fx085_prefill_side_eagle3_and_release() -> None:
+    eagle3 = ("--model-path", "m", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d")
+    assert findings(FX085, *eagle3, "--disaggregation-mode", "prefill", sglang_version="0.5.2")
+    assert findings(FX085, *eagle3, "--disaggregation-mode", "prefill", sglang_version="0.5.3") == []
+    assert findings(FX085, *eagle3, "--disaggregation-mode", "decode", sglang_version="0.5.2") == []
+    eagle = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--disaggregation-mode", "prefill")
+    assert findings(FX085, *eagle, sglang_version="0.5.2") == []
+
+
+def test_fx086_backend_and_release_window() -> None:
+    nextn = ("--model-path", "m", "--speculative-algorithm", "NEXTN")
+    (finding,) = findings(FX086, *nextn, sglang_version="0.5.10")
+    assert finding.fix is not None
+    assert findings(FX086, *nextn, sglang_version="0.5.11")
+    assert findings(FX086, *nextn, sglang_version="0.5.9") == []
+    assert findings(FX086, *nextn, sglang_version="0.5.12") == []
+    assert findings(FX086, *nextn, "--grammar-backend", "none", sglang_version="0.5.11") == []
+    assert findings(FX086, *nextn, "--grammar-backend", "llguidance", sglang_version="0.5.11") == []
+    assert findings(FX086, *nextn, "--grammar-backend", "xgrammar", sglang_version="0.5.11")
+    assert findings(FX086, "--model-path", "m", "--speculative-algorithm", "NGRAM", sglang_version="0.5.11")
