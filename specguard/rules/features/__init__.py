@@ -7,5 +7,6 @@ from specguard.rules.features import FX083_hicache_dsa_draft_state_not_backed as
 from specguard.rules.features import FX084_dflash_pd_decode_no_draft_input as FX084
 from specguard.rules.features import FX085_eagle3_pd_prefill_sends_aux_hidden_states as FX085
 from specguard.rules.features import FX086_spec_grammar_tensor_index_xgrammar as FX086
+from specguard.rules.features import FX087_eagle_verify_without_grammar as FX087
 
-RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX084.RULE, FX085.RULE, FX086.RULE)
+RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX084.RULE, FX085.RULE, FX086.RULE, FX087.RULE)

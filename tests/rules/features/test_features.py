@@ -11,6 +11,7 @@ from specguard.rules.features import (
     FX084_dflash_pd_decode_no_draft_input as FX084,
     FX085_eagle3_pd_prefill_sends_aux_hidden_states as FX085,
     FX086_spec_grammar_tensor_index_xgrammar as FX086,
+    FX087_eagle_verify_without_grammar as FX087,
 )
 
 
@@ -104,3 +105,13 @@ def test_fx086_backend_and_release_window() -> None:
     assert findings(FX086, *nextn, "--grammar-backend", "llguidance", sglang_version="0.5.11") == []
     assert findings(FX086, *nextn, "--grammar-backend", "xgrammar", sglang_version="0.5.11")
     assert findings(FX086, "--model-path", "m", "--speculative-algorithm", "NGRAM", sglang_version="0.5.11")
+
+
+def test_fx087_eagle_family_before_grammar_support() -> None:
+    nextn = ("--model-path", "m", "--speculative-algorithm", "NEXTN")
+    (finding,) = findings(FX087, *nextn, "--grammar-backend", "xgrammar", sglang_version="0.4.3")
+    assert finding.fix is not None
+    assert findings(FX087, *nextn, sglang_version="0.4.6.post4")
+    assert findings(FX087, *nextn, sglang_version="0.4.6.post5") == []
+    assert findings(FX087, *nextn, "--grammar-backend", "none", sglang_version="0.4.3") == []
+    assert findings(FX087, "--model-path", "m", "--speculative-algorithm", "NGRAM", sglang_version="0.4.6") == []
