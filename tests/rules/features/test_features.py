@@ -73,7 +73,8 @@ def test_fx083_dsa_targets_and_release_window() -> None:
     assert findings(FX083, *hicache, target={"architectures": ("Glm4MoeForCausalLM",)}, sglang_version="0.5.15") == []
     assert findings(FX083, *hicache, sglang_version="0.5.15") == []
     # No HiCache: quiet.
-    assert findings(FX083, "--model-path", "m", "--speculative-algorithm", "EAGLE", target=DSA, sglang_version="0.5.15") == []
+    no_hicache = ("--model-path", "m", "--speculative-algorithm", "EAGLE")
+    assert findings(FX083, *no_hicache, target=DSA, sglang_version="0.5.15") == []
 
 
 def test_fx084_decode_side_only_and_release() -> None:
