@@ -5,5 +5,11 @@ from specguard.rules.features import (
 )
 from specguard.rules.features import FX081_hicache_draft_kv_not_backed as FX081
 from specguard.rules.features import FX082_ngram_grammar_without_vocab_mask as FX082
+from specguard.rules.features import FX083_hicache_dsa_draft_state_not_backed as FX083
+from specguard.rules.features import (
+    FX085_eagle3_pd_prefill_sends_aux_hidden_states as FX085,
+)
+from specguard.rules.features import FX086_spec_grammar_tensor_index_xgrammar as FX086
+from specguard.rules.features import FX087_eagle_verify_without_grammar as FX087
 
-RULES = (FX080.RULE, FX081.RULE, FX082.RULE)
+RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE)

@@ -12,6 +12,18 @@ from specguard.rules.features import (
 from specguard.rules.features import (
     FX082_ngram_grammar_without_vocab_mask as FX082,
 )
+from specguard.rules.features import (
+    FX083_hicache_dsa_draft_state_not_backed as FX083,
+)
+from specguard.rules.features import (
+    FX085_eagle3_pd_prefill_sends_aux_hidden_states as FX085,
+)
+from specguard.rules.features import (
+    FX086_spec_grammar_tensor_index_xgrammar as FX086,
+)
+from specguard.rules.features import (
+    FX087_eagle_verify_without_grammar as FX087,
+)
 
 
 def findings(module, *argv: str, **kwargs):
@@ -56,3 +68,53 @@ def test_fx082_grammar_none_and_release() -> None:
     assert findings(FX082, *ngram, "--grammar-backend", "none", sglang_version="0.5.8") == []
     assert findings(FX082, *ngram, "--grammar-backend", "xgrammar", sglang_version="0.5.8")
     assert findings(FX082, *ngram, sglang_version="0.5.9") == []
+
+
+DSA = {"architectures": ("GlmMoeDsaForCausalLM",)}
+
+
+def test_fx083_dsa_targets_and_release_window() -> None:
+    hicache = ("--model-path", "m", "--enable-hierarchical-cache", "--speculative-algorithm", "NEXTN")
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.11")
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.17")
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.18") == []
+    assert findings(FX083, *hicache, target=DSA, sglang_version="0.5.10") == []  # FX081 speaks there
+    assert findings(FX083, *hicache, target={"architectures": ("DeepseekV32ForCausalLM",)}, sglang_version="0.5.15")
+    # Not a DSA class, or the architecture unknown: quiet.
+    assert findings(FX083, *hicache, target={"architectures": ("Glm4MoeForCausalLM",)}, sglang_version="0.5.15") == []
+    assert findings(FX083, *hicache, sglang_version="0.5.15") == []
+    # No HiCache: quiet.
+    no_hicache = ("--model-path", "m", "--speculative-algorithm", "EAGLE")
+    assert findings(FX083, *no_hicache, target=DSA, sglang_version="0.5.15") == []
+
+
+def test_fx085_prefill_side_eagle3_and_release() -> None:
+    eagle3 = ("--model-path", "m", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d")
+    assert findings(FX085, *eagle3, "--disaggregation-mode", "prefill", sglang_version="0.5.2")
+    assert findings(FX085, *eagle3, "--disaggregation-mode", "prefill", sglang_version="0.5.3") == []
+    assert findings(FX085, *eagle3, "--disaggregation-mode", "decode", sglang_version="0.5.2") == []
+    eagle = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--disaggregation-mode", "prefill")
+    assert findings(FX085, *eagle, sglang_version="0.5.2") == []
+
+
+def test_fx086_backend_and_release_window() -> None:
+    nextn = ("--model-path", "m", "--speculative-algorithm", "NEXTN")
+    (finding,) = findings(FX086, *nextn, sglang_version="0.5.10")
+    assert finding.fix is not None
+    assert findings(FX086, *nextn, sglang_version="0.5.11")
+    assert findings(FX086, *nextn, sglang_version="0.5.9") == []
+    assert findings(FX086, *nextn, sglang_version="0.5.12") == []
+    assert findings(FX086, *nextn, "--grammar-backend", "none", sglang_version="0.5.11") == []
+    assert findings(FX086, *nextn, "--grammar-backend", "llguidance", sglang_version="0.5.11") == []
+    assert findings(FX086, *nextn, "--grammar-backend", "xgrammar", sglang_version="0.5.11")
+    assert findings(FX086, "--model-path", "m", "--speculative-algorithm", "NGRAM", sglang_version="0.5.11")
+
+
+def test_fx087_eagle_family_before_grammar_support() -> None:
+    nextn = ("--model-path", "m", "--speculative-algorithm", "NEXTN")
+    (finding,) = findings(FX087, *nextn, "--grammar-backend", "xgrammar", sglang_version="0.4.3")
+    assert finding.fix is not None
+    assert findings(FX087, *nextn, sglang_version="0.4.6.post4")
+    assert findings(FX087, *nextn, sglang_version="0.4.6.post5") == []
+    assert findings(FX087, *nextn, "--grammar-backend", "none", sglang_version="0.4.3") == []
+    assert findings(FX087, "--model-path", "m", "--speculative-algorithm", "NGRAM", sglang_version="0.4.6") == []

@@ -295,3 +295,20 @@ def test_pl064_glm_dsa_attention_tp_under_dp(dp, version, expected) -> None:
     glm = {"architectures": ("GlmMoeDsaForCausalLM",)}
     assert bool(findings(PL064, *argv, target=glm, sglang_version=version)) is expected
     assert findings(PL064, *argv, target={"architectures": ("DeepseekV3ForCausalLM",)}, sglang_version=version) == []
+
+
+def test_pl063_decode_side_only_and_release() -> None:
+    """DFLASH on a PD decode node before 0.5.20 (sglang#36140): the decode side only, DFLASH only."""
+    from specguard.rules.parallel import (
+        PL063_dflash_pd_decode_without_draft_input as PL063,
+    )
+
+    def fired(*argv: str, version: str) -> list:
+        ctx = Example(argv=argv, sglang_version=version).context()
+        return list(PL063.RULE.check(ctx)) if PL063.RULE.applies_to(ctx) else []
+
+    dflash = ("--model-path", "m", "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d")
+    assert fired(*dflash, "--disaggregation-mode", "decode", version="0.5.19")
+    assert fired(*dflash, "--disaggregation-mode", "decode", version="0.5.20") == []
+    assert fired(*dflash, "--disaggregation-mode", "prefill", version="0.5.19") == []
+    assert fired("--model-path", "m", "--speculative-algorithm", "EAGLE", "--disaggregation-mode", "decode", version="0.5.19") == []
