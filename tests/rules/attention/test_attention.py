@@ -288,3 +288,18 @@ M3 = {"architectures": ("MiniMaxM3SparseForCausalLM",)}
 ])
 def test_ab064_rocm_until_0_5_22(gpu, version, expected):
     assert bool(fired(AB064.RULE, *M3_EAGLE3, gpu=gpu, version=version, target=M3)) is expected
+
+
+# AB065: aiter's custom all-reduce hangs the EAGLE verify on ROCm (PR 29313).
+from specguard.rules.attention import (
+    AB065_rocm_eagle_custom_allreduce_verify_hang as AB065,
+)
+
+
+def test_ab065_rocm_tp_without_rccl():
+    assert fired(AB065.RULE, *ROCM_EAGLE, "--tp", "4", gpu="MI355X", version="0.5.13")
+    assert fired(AB065.RULE, *ROCM_EAGLE, "--tp", "4", "--disable-custom-all-reduce", gpu="MI355X", version="0.5.13") == []
+    assert fired(AB065.RULE, *ROCM_EAGLE, gpu="MI355X", version="0.5.13") == []  # tp 1
+    assert fired(AB065.RULE, *ROCM_EAGLE, "--tp", "4", gpu="H200", version="0.5.13") == []
+    assert fired(AB065.RULE, *ROCM_EAGLE, "--tp", "4", gpu="MI355X", version="0.5.13",
+                 target={"architectures": ("MiniMaxM3SparseForCausalLM",)}) == []  # SGLang turns it off itself
