@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from specguard.errors import InputError
-from specguard.flags import FLAGS_BY_NAME, ValueKind, extracted_flags
+from specguard.flags import FLAGS_BY_NAME, FlagSpec, ValueKind, extracted_flags
 from specguard.models import Dialect
 from specguard.spec import FlagItem, LaunchSpec, convert
 
@@ -64,8 +64,11 @@ def detect_dialect(argv: Sequence[str]) -> Dialect:
     return Dialect.SGLANG
 
 
-def parse(argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tuple[str, str]] = ()) -> LaunchSpec:
-    """Parse server arguments. Raises ``InputError`` naming the flag on a bad value."""
+def parse(
+    argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tuple[str, str]] = (), release: str | None = None
+) -> LaunchSpec:
+    """Parse server arguments (abbreviations read with ``release``'s parser when given). Raises
+    ``InputError`` naming the flag on a bad value."""
     dialect = dialect or detect_dialect(argv)
     items: list[FlagItem] = []
     index = 0
@@ -76,7 +79,7 @@ def parse(argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tup
             items.append(FlagItem(flag="", values=(token,), known=False))
             continue
         written, inline_value = token.split("=", 1) if "=" in token else (token, None)
-        flag, extra, fixed_value = _canonical(written, dialect)
+        flag, extra, fixed_value = _canonical(written, dialect, release)
         modeled = FLAGS_BY_NAME.get(flag)
         if fixed_value is not None:
             values: tuple[str, ...] = (fixed_value,)
@@ -120,7 +123,7 @@ def canonical_flag(written: str, dialect: Dialect) -> str:
     return modeled.flag if modeled else flag
 
 
-def _canonical(written: str, dialect: Dialect) -> tuple[str, bool, str | None]:
+def _canonical(written: str, dialect: Dialect, release: str | None = None) -> tuple[str, bool, str | None]:
     """(SGLang flag, is a dialect-only flag, fixed value) for an option as written."""
     if dialect is Dialect.SLIME:
         if written.startswith(SLIME_PREFIX):
@@ -129,8 +132,38 @@ def _canonical(written: str, dialect: Dialect) -> tuple[str, bool, str | None]:
         if alias is not None:
             return alias.sglang_flag, False, alias.fixed_value
         return written, True, None
-    modeled = FLAGS_BY_NAME.get(written)
+    modeled = FLAGS_BY_NAME.get(written) or _abbreviated(written, release)
     return (modeled.flag if modeled else written), False, None
+
+
+def _abbreviated(written: str, release: str | None = None) -> FlagSpec | None:
+    """The modeled flag an argparse abbreviation stands for (``--speculative-algo``), read as
+    SGLang's parser reads it (allow_abbrev, catalogue P02): a prefix of the options of exactly one
+    argument, in ``release``'s parser when the release is known (else 0.5.23's table). The item
+    keeps its written spelling, so VB004 still says to write it out; a prefix of several arguments
+    stays unknown (VB004: argparse exits)."""
+    if not written.startswith("--"):
+        return None
+    if release is not None:
+        from specguard.versions import (  # the release history: only for abbreviations
+            flags_at,
+            history,
+        )
+
+        index = history().index_of(release)
+        table = {name: tuple(info["group"]) for name, info in flags_at(index).items()} if index is not None else {}
+    else:
+        table = {name: tuple(entry.option_strings) for name, entry in extracted_flags().items()}
+    if written in table:
+        return None
+    arguments = {group for name, group in table.items() if name.startswith(written)}
+    if release is None:
+        arguments |= {(spec.flag,) for name, spec in FLAGS_BY_NAME.items() if name.startswith(written)}
+    targets = {FLAGS_BY_NAME[option].flag for argument in arguments for option in argument if option in FLAGS_BY_NAME}
+    # Every matching argument must be the same modeled flag (its options and aliases).
+    if len(targets) != 1 or any(not any(option in FLAGS_BY_NAME for option in argument) for argument in arguments):
+        return None
+    return FLAGS_BY_NAME[targets.pop()]
 
 
 def _arity(flag: str, extra: bool) -> int | Literal["greedy"]:

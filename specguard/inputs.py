@@ -64,6 +64,9 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     environment = build_environment(
         sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count, **_launch_names(spec)
     )
+    if environment.sglang_version != TABLE_VERSION:
+        # An abbreviation (--speculative-draft) is read as the release's own parser reads it.
+        spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs), release=environment.sglang_version)
     if inputs.sglang_version and inputs.sglang_version_origin:
         environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
     # Values first: no rule should reason about a value SGLang's own parser would reject.

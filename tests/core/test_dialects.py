@@ -159,3 +159,16 @@ def test_modeled_values_survive_a_change_of_dialect(spec: LaunchSpec) -> None:
             if item.flag in FLAGS_BY_NAME:
                 dest = FLAGS_BY_NAME[item.flag].dest
                 assert moved.get(dest) == spec.get(dest), (target, item)
+
+
+def test_abbreviations_are_read_as_the_release_parser_reads_them() -> None:
+    """argparse's allow_abbrev (catalogue P02): a unique prefix is that flag, in the release at hand."""
+    from specguard.dialects import parse
+
+    argv = ["--model-path", "m", "--speculative-algo", "EAGLE3", "--speculative-draft", "d", "--tp", "2"]
+    old = {item.flag: (item.written, item.values) for item in parse(argv, release="0.5.1").items}
+    assert old["--speculative-algorithm"] == ("--speculative-algo", ("EAGLE3",))
+    assert old["--speculative-draft-model-path"] == ("--speculative-draft", ("d",))  # unique before 0.5.2
+    assert old["--tp-size"] == ("--tp", ("2",))
+    new = {item.flag for item in parse(argv).items}  # 0.5.23: --speculative-draft prefixes several arguments
+    assert "--speculative-algorithm" in new and "--speculative-draft" in new and "--speculative-draft-model-path" not in new
