@@ -100,17 +100,7 @@ class Attention(nn.Module):
         t = x.shape[0]
         hd, n_heads, n_kv = self.head_dim, self.n_heads, self.n_kv
         group = n_heads // n_kv
-        if self._wqkv is not None:
-            qkv = F.linear(x, self._wqkv, self._bqkv).view(t, n_heads + 2 * n_kv, hd)
-        else:
-            qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1).view(t, n_heads + 2 * n_kv, hd)
-        if self.q_norm is not None and self.k_norm is not None:
-            q = _rope(self.q_norm.forward(qkv[:, :n_heads]), cos, sin)
-            k = _rope(self.k_norm.forward(qkv[:, n_heads : n_heads + n_kv]), cos, sin)
-        else:
-            qk = _rope(qkv[:, : n_heads + n_kv], cos, sin)
-            q, k = qk[:, :n_heads], qk[:, n_heads:]
-        v = qkv[:, n_heads + n_kv :]
+        q, k, v = self._qkv(x, cos, sin)
         end = start + t
         k_cache, v_cache = self.k_cache, self.v_cache
         assert k_cache is not None and v_cache is not None
@@ -125,6 +115,21 @@ class Attention(nn.Module):
         out = torch.bmm(torch.softmax(scores, dim=-1), v_cache[:, :end])
         out = out.view(n_kv, group, t, hd).permute(2, 0, 1, 3).reshape(t, n_heads * hd)
         return F.linear(out, self.o_proj.weight)
+
+    def _qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """q ``[N, H, hd]``, k and v ``[N, KV, hd]`` for ``N`` tokens, rope (and q/k norms) applied."""
+        n, hd, n_heads, n_kv = x.shape[0], self.head_dim, self.n_heads, self.n_kv
+        if self._wqkv is not None:
+            qkv = F.linear(x, self._wqkv, self._bqkv).view(n, n_heads + 2 * n_kv, hd)
+        else:
+            qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1).view(n, n_heads + 2 * n_kv, hd)
+        if self.q_norm is not None and self.k_norm is not None:
+            q = _rope(self.q_norm.forward(qkv[:, :n_heads]), cos, sin)
+            k = _rope(self.k_norm.forward(qkv[:, n_heads : n_heads + n_kv]), cos, sin)
+        else:
+            qk = _rope(qkv[:, : n_heads + n_kv], cos, sin)
+            q, k = qk[:, :n_heads], qk[:, n_heads:]
+        return q, k, qkv[:, n_heads + n_kv :]
 
     def forward_decode(
         self,
@@ -143,17 +148,7 @@ class Attention(nn.Module):
         b = x.shape[0]
         hd, n_heads, n_kv = self.head_dim, self.n_heads, self.n_kv
         group = n_heads // n_kv
-        if self._wqkv is not None:
-            qkv = F.linear(x, self._wqkv, self._bqkv).view(b, n_heads + 2 * n_kv, hd)
-        else:
-            qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], dim=-1).view(b, n_heads + 2 * n_kv, hd)
-        if self.q_norm is not None and self.k_norm is not None:
-            q = _rope(self.q_norm.forward(qkv[:, :n_heads]), cos, sin)
-            k = _rope(self.k_norm.forward(qkv[:, n_heads : n_heads + n_kv]), cos, sin)
-        else:
-            qk = _rope(qkv[:, : n_heads + n_kv], cos, sin)
-            q, k = qk[:, :n_heads], qk[:, n_heads:]
-        v = qkv[:, n_heads + n_kv :]
+        q, k, v = self._qkv(x, cos, sin)
         k_pool, v_pool = self.k_pool, self.v_pool
         assert k_pool is not None and v_pool is not None
         k_pool[rows, :, slots] = k
