@@ -39,8 +39,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             continue  # a flag of other releases: VB010 names them
         modeled = FLAGS_BY_NAME.get(name)
         intended = modeled.flag if modeled is not None and modeled.flag in table else None
-        # A modeled alias is stored under its canonical flag; an Edit cannot respell it in place.
-        respellable = modeled is None
+        # A modeled alias, or an abbreviation the parser already read as its modeled flag, is stored
+        # under the canonical flag: an Edit cannot respell it in place, so the message says what to write.
+        respellable = modeled is None and item.flag not in FLAGS_BY_NAME
         if len(dests) == 1:
             full = next(o for o in matches if o.startswith("--") and len(o) == max(len(m) for m in matches))
             full = intended or full
