@@ -148,16 +148,18 @@ def _abbreviated(written: str, release: str | None = None) -> FlagSpec | None:
         from specguard.versions import (  # the release history: only for abbreviations
             flags_at,
             history,
+            prefix_arguments,
         )
 
         index = history().index_of(release)
-        table = {name: tuple(info["group"]) for name, info in flags_at(index).items()} if index is not None else {}
+        if index is None or written in flags_at(index):
+            return None
+        arguments = prefix_arguments(written, index)
     else:
-        table = {name: tuple(entry.option_strings) for name, entry in extracted_flags().items()}
-    if written in table:
-        return None
-    arguments = {group for name, group in table.items() if name.startswith(written)}
-    if release is None:
+        table = extracted_flags()
+        if written in table:
+            return None
+        arguments = {tuple(entry.option_strings) for name, entry in table.items() if name.startswith(written)}
         arguments |= {(spec.flag,) for name, spec in FLAGS_BY_NAME.items() if name.startswith(written)}
     targets = {FLAGS_BY_NAME[option].flag for argument in arguments for option in argument if option in FLAGS_BY_NAME}
     # Every matching argument must be the same modeled flag (its options and aliases).

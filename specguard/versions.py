@@ -198,6 +198,12 @@ def flags_at(index: int) -> dict[str, dict]:
     return {name: info for name in data.flags if (info := data.flag_info(name, index)) is not None}
 
 
+def prefix_arguments(prefix: str, index: int) -> set[tuple[str, ...]]:
+    """argparse's allow_abbrev (catalogue P02) in release ``index``: the arguments, each as its
+    group of option strings, that ``prefix`` could stand for (one: a valid abbreviation)."""
+    return {tuple(info["group"]) for name, info in flags_at(index).items() if name.startswith(prefix)}
+
+
 @cache
 def history() -> History:
     data = json.loads(HISTORY_FILE.read_text(encoding="utf-8"))

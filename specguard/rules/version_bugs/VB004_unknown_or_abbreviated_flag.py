@@ -21,6 +21,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     from specguard.versions import (  # the release history loads only here
         flags_at,
         history,
+        prefix_arguments,
     )
 
     index = history().index_of(ctx.version)
@@ -34,7 +35,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         if name in table or name in _RENAMED or not name.startswith("--"):
             continue
         matches = sorted(option for option in table if option.startswith(name))
-        dests = {tuple(table[option]["group"]) for option in matches}
+        dests = prefix_arguments(name, index)
         if len(dests) != 1 and history().flag_releases(name):
             continue  # a flag of other releases: VB010 names them
         modeled = FLAGS_BY_NAME.get(name)
