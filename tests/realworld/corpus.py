@@ -113,8 +113,10 @@ class Expect(_Strict):
 
     @model_validator(mode="after")
     def _flags_for_failures(self) -> Expect:
-        if self.verdict in (Verdict.REJECT, Verdict.FIX) and not self.flags:
-            raise ValueError("a reject or fix case names the flags that must change (expect.flags)")
+        # A warn case names its flags too: otherwise any unrelated warning (an open --host, say)
+        # would count as catching it.
+        if self.verdict is not Verdict.OK and not self.flags:
+            raise ValueError("a reject, fix or warn case names the flags that must change (expect.flags)")
         return self
 
 
@@ -174,15 +176,13 @@ class Result:
     @property
     def caught(self) -> bool:
         """A failure case counts only when a finding of at least warning severity names a flag
-        the case says must change (any warning-or-error finding for a warn case without flags)."""
+        the case says must change (an error finding for a reject case)."""
         if self.error is not None or not self.case.is_failure:
             return False
         severe = [f for f in self.findings if f["severity"] in ("warning", "error")]
         if self.case.expect.verdict is Verdict.REJECT:
             severe = [f for f in severe if f["severity"] == "error"]
         wanted = set(self.case.expect.flags)
-        if not wanted:
-            return bool(severe)
         return any(wanted & set(f["flags"]) for f in severe)
 
     @property

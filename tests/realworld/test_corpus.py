@@ -53,3 +53,13 @@ def test_readme_figures_are_the_runners():
     assert realworld_figures.current_block(readme) == realworld_figures.block(all_results().values()), (
         "README's real-world figures are stale: run `python scripts/realworld_figures.py --write`"
     )
+
+
+@pytest.mark.parametrize("verdict", ["reject", "fix", "warn"])
+def test_failure_case_must_name_the_flags_to_change(verdict):
+    # Without flags, any unrelated warning (an open --host, say) would count as catching the case.
+    from corpus import Expect
+
+    with pytest.raises(ValueError, match="expect.flags"):
+        Expect(verdict=verdict)
+    assert Expect(verdict=verdict, flags=("--page-size",)).flags == ("--page-size",)
