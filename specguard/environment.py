@@ -113,21 +113,49 @@ def detect_gpu() -> tuple[GpuSpec | None, int | None]:
     return GpuSpec(name=name, vendor="nvidia", platform="cuda", compute_capability=cap, memory_gib=round(float(memory_mib) / 1024, 1)), len(rows)
 
 
-def installed_sglang_version() -> str | None:
-    """The installed sglang's version from its ``*.dist-info`` directory name, without importing it.
+def installed_sglang_version(distribution: str = "sglang") -> str | None:
+    """An installed distribution's version (sglang, or sglang_jax) from its ``*.dist-info``
+    directory name, without importing it.
 
     A directory scan of ``sys.path`` instead of ``importlib.metadata``: the same answer for an
     installed wheel, without importing the email parser on every ``check``.
     """
+    prefix = f"{distribution}-"
     for entry in sys.path:
         try:
             names = os.listdir(entry or ".")
         except OSError:
             continue
         for name in names:
-            if name.startswith("sglang-") and name.endswith(".dist-info"):
-                return name[len("sglang-") : -len(".dist-info")]
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                return name[len(prefix) : -len(".dist-info")]
     return None
+
+
+def sgl_jax_build(given: str | None, *, detect: bool = True) -> tuple[str | None, str]:
+    """The sgl-jax build a launch runs (its commit date, ISO) and where that came from:
+    --sgl-jax-version (a date, or a PyPI version, tag or commit specguard can date), else the
+    installed ``sglang-jax`` if specguard can date it; else unknown (None)."""
+    from specguard.sglang_facts.sgl_jax import RULES_READ_AT, dated_build
+
+    if given:
+        build = dated_build(given)
+        if build is None:
+            raise InputError(
+                f"--sgl-jax-version {given}: not an sgl-jax build specguard can date",
+                hint="give its commit date, e.g. --sgl-jax-version 2026-06-24 (`git -C sglang-jax log -1 --format=%cs`)",
+            )
+        return build.built.isoformat(), f"given: {given} ({build.source})"
+    installed = installed_sglang_version("sglang_jax") if detect else None
+    if installed is not None:
+        build = dated_build(installed)
+        if build is not None:
+            return build.built.isoformat(), f"installed sglang-jax {installed} ({build.source})"
+        unknown = f"installed sglang-jax {installed}, a build specguard cannot date"
+    else:
+        unknown = "not given"
+    read_at = RULES_READ_AT
+    return None, f"{unknown}: the rules speak of {read_at.names[0]} ({read_at.built.isoformat()}); give --sgl-jax-version"
 
 
 def normalise_version(raw: str) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from specguard.dialects import parse
-from specguard.environment import build_environment
+from specguard.environment import build_environment, sgl_jax_build
 from specguard.errors import InputError
 from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_values
@@ -25,6 +25,8 @@ class CheckInputs:
     sglang_version: str | None = None
     # Where the version came from when not from --sglang-version (e.g. "docker image tag").
     sglang_version_origin: str | None = None
+    # sgl-jax launches: the build (a date, or a PyPI version, tag or commit specguard can date).
+    sgl_jax_version: str | None = None
     gpu: str | None = None
     gpu_count: int | None = None
     env_overrides: Sequence[str] = ()
@@ -69,6 +71,11 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
         spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs), release=environment.sglang_version)
     if inputs.sglang_version and inputs.sglang_version_origin:
         environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
+    if spec.dialect is Dialect.SGL_JAX:
+        built, built_source = sgl_jax_build(inputs.sgl_jax_version)
+        environment = environment.model_copy(update={"sgl_jax_build": built, "sgl_jax_build_source": built_source})
+    elif inputs.sgl_jax_version:
+        raise InputError(f"--sgl-jax-version {inputs.sgl_jax_version}: the launch is not an sgl-jax launch", hint="drop it, or give --dialect sgl-jax")
     # Values first: no rule should reason about a value SGLang's own parser would reject.
     check_values(spec, choices_apply=str(environment.sglang_version) == TABLE_VERSION)
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")

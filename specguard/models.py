@@ -7,6 +7,7 @@ the network, the process environment or a GPU. The edges (``facts``, ``dialects`
 
 from __future__ import annotations
 
+from datetime import date
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -169,6 +170,10 @@ class Environment(Frozen):
     gpu: GpuSpec | None = None
     gpu_origin: Literal["given", "detected", "unknown"] = "unknown"
     gpu_count: int | None = None
+    # sgl-jax launches only: the build's commit date (ISO), and how it was named (None: unknown,
+    # and the sgl-jax rules speak of the HEAD they were read at).
+    sgl_jax_build: str | None = None
+    sgl_jax_build_source: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]  # the name the JSON output and the issue use for the origin
     @property
@@ -182,6 +187,10 @@ class Environment(Frozen):
     @property
     def platform(self) -> str | None:
         return self.gpu.platform if self.gpu else None
+
+    @property
+    def sgl_jax_built(self) -> date | None:
+        return date.fromisoformat(self.sgl_jax_build) if self.sgl_jax_build else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 from specguard import __version__
 from specguard.dialects import render, render_command
 from specguard.engine import Outcome
-from specguard.models import Finding, ModelFacts, Severity
+from specguard.models import Dialect, Finding, ModelFacts, Severity
 from specguard.rules.base import CheckContext
 
 SCHEMA_VERSION = 1
@@ -220,16 +220,21 @@ def _artifact_uri(file: str) -> str:
         return path.as_uri()
 
 
+def runtime_version(ctx: CheckContext) -> str:
+    """What the header says the rules speak of: the SGLang release, or for sgl-jax the build."""
+    env = ctx.env
+    if ctx.spec.dialect is Dialect.SGL_JAX:
+        return f"sgl-jax build {env.sgl_jax_build or 'unknown'} ({env.sgl_jax_build_source})"
+    return f"SGLang {env.sglang_version} ({env.sglang_version_origin})"
+
+
 def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: str | None = "rerun with --fix (safe) or --unsafe-fixes") -> None:
     from rich.table import Table
 
     target = ctx.target.source if ctx.target else "unknown target"
     draft = ctx.draft.source if ctx.draft else "no draft"
     gpu = ctx.env.gpu.name if ctx.env.gpu else "GPU unknown"
-    console.print(
-        f"[bold]specguard[/bold] {target} + {draft} · SGLang {ctx.env.sglang_version} "
-        f"({ctx.env.sglang_version_origin}) · {gpu} · {ctx.spec.dialect.value} flags"
-    )
+    console.print(f"[bold]specguard[/bold] {target} + {draft} · {runtime_version(ctx)} · {gpu} · {ctx.spec.dialect.value} flags")
     if ctx.env.sglang_version_note:
         console.print(f"[yellow]SGLang version:[/yellow] {ctx.env.sglang_version_note}", highlight=False)
     for role, facts in (("target", ctx.target), ("draft", ctx.draft)):

@@ -31,6 +31,7 @@ from specguard.cli.options import (
     Preset,
     Requirements,
     SglangVersion,
+    SglJaxVersion,
     SlimeVersion,
     Target,
     UnsafeFixes,
@@ -73,6 +74,7 @@ def build_inputs(
     found: FoundLaunch | None = None,
     requirements: str | None = None,
     slime_version: str | None = None,
+    sgl_jax_version: str | None = None,
 ) -> CheckInputs:
     """Merge a preset (if any) with what the command line says; the command line wins.
 
@@ -98,6 +100,7 @@ def build_inputs(
         draft=draft,
         sglang_version=sglang_version or pinned or image_version,
         sglang_version_origin=origin if pinned else ("docker image tag" if image_version else None),
+        sgl_jax_version=sgl_jax_version,
         gpu=gpu,
         gpu_count=gpu_count,
         env_overrides=(*(f"{k}={v}" for k, v in found.env), *(env or ())) if found else tuple(env or ()),
@@ -203,6 +206,7 @@ def check_command(
     sglang_version: SglangVersion = None,
     requirements: Requirements = None,
     slime_version: SlimeVersion = None,
+    sgl_jax_version: SglJaxVersion = None,
     gpu: Gpu = None,
     gpu_count: GpuCount = None,
     env: EnvVars = None,
@@ -236,7 +240,7 @@ def check_command(
             inputs = build_inputs(
                 list(request.server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
                 sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=request.found,
-                requirements=requirements, slime_version=slime_version,
+                requirements=requirements, slime_version=slime_version, sgl_jax_version=sgl_jax_version,
             )
             notes: list[str] = []
             check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes), notes)

@@ -31,6 +31,10 @@ DialectOpt = Annotated[
 SglangVersion = Annotated[
     str | None, typer.Option("--sglang-version", help="SGLang version the rules speak of. Default: installed, else the newest known.")
 ]
+SglJaxVersion = Annotated[
+    str | None,
+    typer.Option("--sgl-jax-version", help="sgl-jax launches: the build (its commit date YYYY-MM-DD, or a PyPI version, tag or commit specguard knows)."),
+]
 Requirements = Annotated[
     str | None,
     typer.Option("--requirements", help="A requirements.txt or `pip freeze` output that pins sglang==X: check against that release."),

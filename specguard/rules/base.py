@@ -113,6 +113,7 @@ class Example(Frozen):
     env: dict[str, str] = {}  # noqa: RUF012 - a pydantic field: each instance gets its own copy
     gpu: str | None = None
     sglang_version: str | None = None
+    sgl_jax_version: str | None = None  # an sgl-jax build, as --sgl-jax-version takes it
     dialect: Dialect = Dialect.SGLANG
 
     def context(self) -> CheckContext:
@@ -127,6 +128,11 @@ class Example(Frozen):
             gpu=gpu_by_name(self.gpu) if self.gpu else None,
             gpu_origin="given" if self.gpu else "unknown",
         )
+        if self.dialect is Dialect.SGL_JAX:
+            from specguard.environment import sgl_jax_build
+
+            built, built_source = sgl_jax_build(self.sgl_jax_version, detect=False)
+            env = env.model_copy(update={"sgl_jax_build": built, "sgl_jax_build_source": built_source})
         target = ModelFacts(source="example:target", **self.target) if self.target is not None else None
         draft = ModelFacts(source="example:draft", **self.draft) if self.draft is not None else None
         return CheckContext.build(spec, target, draft, env)

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
 from specguard.rules.sgl_jax._jax import (
-    OVERLAP_RELAXED,
     backend,
     jax_example,
     params,
     raw_algorithm,
 )
+from specguard.sglang_facts.sgl_jax import OVERLAP_RELAXED
 
 
 def overlap_supported(ctx: CheckContext) -> bool:
@@ -31,21 +31,33 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None or ctx.spec.get("disable_overlap_schedule"):
         return
     flag = ctx.flag("--disable-overlap-schedule")
+    fix = set_flags(f"add {flag}", Applicability.SAFE, disable_overlap_schedule=True)
+    relaxed = f"{OVERLAP_RELAXED.ref}, {OVERLAP_RELAXED.first.isoformat()}"
+    built = ctx.env.sgl_jax_built
+    if built is not None and not OVERLAP_RELAXED.present_in(built):
+        yield RULE.finding(
+            f"this sgl-jax build ({built.isoformat()}) predates {relaxed}: it raises 'Speculative decoding does "
+            f"not support overlap scheduler' for every speculative launch without {flag}: add it",
+            flags=("--disable-overlap-schedule",),
+            fix=fix,
+        )
+        return
     if not overlap_supported(ctx):
         yield RULE.finding(
             f"sgl-jax raises 'Speculative overlap scheduler only supports DFLASH, EAGLE3+FA, or NEXTN with "
             f"--speculative-eagle-topk=1 and --speculative-num-draft-tokens == --speculative-num-steps + 1' "
-            f"for this {raw_algorithm(ctx)} configuration: add {flag} (sgl-jax builds before {OVERLAP_RELAXED} "
+            f"for this {raw_algorithm(ctx)} configuration: add {flag} (sgl-jax builds before {relaxed} "
             "require it for every speculative launch)",
             flags=("--disable-overlap-schedule",),
-            fix=set_flags(f"add {flag}", Applicability.SAFE, disable_overlap_schedule=True),
+            fix=fix,
         )
         return
     if raw_algorithm(ctx) == "EAGLE3":
         yield RULE.finding(
-            f"sgl-jax accepts the overlap scheduler for this EAGLE3 configuration since {OVERLAP_RELAXED}, but "
-            f"its guide recommends {flag} for EAGLE3 (the verify pass reuses mutable draft metadata), builds "
-            "before that change reject the launch without it, and the validated TPU command sets it",
+            f"sgl-jax accepts the overlap scheduler for this EAGLE3 configuration since {relaxed}, but "
+            f"its guide recommends {flag} for EAGLE3 (the verify pass reuses mutable draft metadata), "
+            + ("builds before that change reject the launch without it, " if built is None else "")
+            + "and the validated TPU command sets it",
             flags=("--disable-overlap-schedule",),
             severity=Severity.INFO,
         )
@@ -64,7 +76,8 @@ RULE = Rule(
         "backend with topk 1 and draft tokens = steps + 1, and for NEXTN with the same topk/draft "
         "rule; anything else raises ValueError at argument parsing (relaxed in sglang-jax #1293, "
         "2026-06-24). The first speculative version (#378, 2025-11-19) raised for every speculative "
-        "launch without the flag. The guide recommends the flag for EAGLE3 in any case (info).",
+        "launch without the flag: with `--sgl-jax-version` naming such a build, every speculative "
+        "launch without it is an error. The guide recommends the flag for EAGLE3 in any case (info).",
         fix="Add `--disable-overlap-schedule`.",
         fix_safety="Safe: it only stops the host scheduler from overlapping with the device step; the "
         "tokens produced are the same, and sgl-jax refuses to start otherwise.",

@@ -6,20 +6,35 @@ from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, FixAvailability, Rule, RuleDocs
-from specguard.rules.sgl_jax._jax import ALGORITHMS, jax_example, raw_algorithm
+from specguard.rules.sgl_jax._jax import algorithms_in, jax_example, raw_algorithm
+from specguard.sglang_facts.sgl_jax import SPECULATIVE_DECODING
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     algorithm = raw_algorithm(ctx)
-    if algorithm is None or algorithm in ALGORITHMS:
+    built = ctx.env.sgl_jax_built
+    choices = algorithms_in(built)
+    if algorithm is None or algorithm in choices:
         return
-    yield RULE.finding(
-        f"{ctx.flag('--speculative-algorithm')} {algorithm} is an SGLang algorithm that sgl-jax does not have "
-        f"(its choices: {', '.join(ALGORITHMS)}): argparse exits before anything loads"
-        + (". For draft-free speculation on TPU there is no NGRAM; use an EAGLE3 draft or NEXTN for MTP models"
-           if algorithm == "NGRAM" else ""),
-        flags=("--speculative-algorithm",),
-    )
+    flag = ctx.flag("--speculative-algorithm")
+    if not choices:
+        yield RULE.finding(
+            f"this sgl-jax build ({built}) predates speculative decoding ({SPECULATIVE_DECODING.ref}, "
+            f"{SPECULATIVE_DECODING.first.isoformat()}): it has no {flag}, and argparse exits on it. PyPI's "
+            "sglang-jax (0.0.1.post1) is such a build: install sgl-jax from a recent checkout",
+            flags=("--speculative-algorithm",),
+        )
+        return
+    if algorithm in algorithms_in(None):
+        message = f"{flag} {algorithm} is not in this sgl-jax build ({built}; its choices: {', '.join(choices)}): it arrived later"
+    else:
+        message = (
+            f"{flag} {algorithm} is an SGLang algorithm that sgl-jax does not have "
+            f"(its choices: {', '.join(choices)}): argparse exits before anything loads"
+            + (". For draft-free speculation on TPU there is no NGRAM; use an EAGLE3 draft or NEXTN for MTP models"
+               if algorithm == "NGRAM" else "")
+        )
+    yield RULE.finding(message, flags=("--speculative-algorithm",))
 
 
 RULE = Rule(
@@ -34,7 +49,9 @@ RULE = Rule(
         "(EAGLE, EAGLE3, NEXTN, STANDALONE, DFLASH).",
         why="sgl-jax declares `choices` for the flag; NGRAM (and SGLang's UNO, DSPARK, FROZEN_KV_MTP) "
         "are not among them, so the launch fails at argument parsing. DFLASH is recent: the first "
-        "speculative version (#378) had only EAGLE, EAGLE3, NEXTN and STANDALONE.",
+        "speculative version (#378, 2025-11-19) had only EAGLE, EAGLE3, NEXTN and STANDALONE; DFLASH came with "
+        "#1467 (2026-07-28), and builds before #378 (PyPI's sglang-jax 0.0.1.post1 among them) have no speculative "
+        "flags at all. With `--sgl-jax-version` the choices are those of that build.",
         fix="No automatic fix: the replacement needs a draft model (EAGLE3) or MTP layers (NEXTN).",
         fix_safety="No fix is offered.",
     ),
@@ -43,6 +60,8 @@ RULE = Rule(
                      "--disable-overlap-schedule"),
     sources=(
         "sglang-jax HEAD cddbf6f1: python/sgl_jax/srt/server_args.py (--speculative-algorithm choices)",
+        "sglang-jax f671c326 (#378) and 4406938a (#1467): server_args.py --speculative-algorithm choices",
+        "PyPI sglang-jax 0.0.1.post1 wheel: sgl_jax/srt/server_args.py has no speculative flag",
         "seed: sgl-jax-speculative-decoding.md (--speculative-algorithm {EAGLE,EAGLE3,NEXTN,STANDALONE})",
         "design: shared/design/dialects.md §2",
     ),

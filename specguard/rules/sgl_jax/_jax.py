@@ -6,8 +6,11 @@ automatic parameter choice and no topk==1 rewrite of the draft token count.
 
 from __future__ import annotations
 
+from datetime import date
+
 from specguard.models import Dialect
 from specguard.rules.base import CheckContext, Example
+from specguard.sglang_facts.sgl_jax import DFLASH, SPECULATIVE_DECODING
 
 ATTENTION_BACKENDS = ("native", "fa", "fa_mha", "dsa_sparse")
 DEFAULT_ATTENTION_BACKEND = "fa"
@@ -15,13 +18,20 @@ ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "DFLASH")
 DEFAULT_NUM_STEPS = 4
 DEFAULT_EAGLE_TOPK = 5
 DEFAULT_NUM_DRAFT_TOKENS = 4
-# b735f16e "[SpecDecode] phase2 ... compatible with scheduler overlap (#1293)", 2026-06-24.
-OVERLAP_RELAXED = "sglang-jax #1293 (2026-06-24)"
 
 QWEN3_EAGLE3 = (
     "--model-path", "Qwen/Qwen3-32B", "--tp-size", "4", "--speculative-algorithm", "EAGLE3",
     "--speculative-draft-model-path", "AngelSlim/Qwen3-32B_eagle3",
 )
+
+
+def algorithms_in(built: date | None) -> tuple[str, ...]:
+    """The --speculative-algorithm choices of an sgl-jax build (None: the HEAD the rules were read at)."""
+    if built is None:
+        return ALGORITHMS
+    if not SPECULATIVE_DECODING.present_in(built):
+        return ()
+    return tuple(a for a in ALGORITHMS if a != "DFLASH" or DFLASH.present_in(built))
 
 
 def raw_algorithm(ctx: CheckContext) -> str | None:
@@ -46,5 +56,5 @@ def backend(ctx: CheckContext) -> str:
     return ctx.spec.get("attention_backend") or DEFAULT_ATTENTION_BACKEND
 
 
-def jax_example(*extra: str, base: tuple[str, ...] = QWEN3_EAGLE3) -> Example:
-    return Example(argv=(*base, *extra), dialect=Dialect.SGL_JAX, gpu="TPU-v6e")
+def jax_example(*extra: str, base: tuple[str, ...] = QWEN3_EAGLE3, build: str | None = None) -> Example:
+    return Example(argv=(*base, *extra), dialect=Dialect.SGL_JAX, gpu="TPU-v6e", sgl_jax_version=build)

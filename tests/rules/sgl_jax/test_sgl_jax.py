@@ -163,3 +163,67 @@ def test_sp001_is_sglang_auto_choice_not_sgl_jax():
     argv = (*BASE, "--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3")
     assert fired(SP001.RULE, *argv) == []
     assert fired(SP001.RULE, *argv, dialect=Dialect.SGLANG) != []
+
+
+# ----------------------------------------------------------------------------- the sgl-jax build
+
+
+def _jx(module, *argv: str, build: str | None = None):
+    ctx = Example(argv=argv, dialect=Dialect.SGL_JAX, gpu="TPU-v6e", sgl_jax_version=build).context()
+    return list(module.RULE.check(ctx)) if module.RULE.applies_to(ctx) else []
+
+
+def test_jx002_a_build_before_1293_needs_the_flag_even_for_a_supported_chain() -> None:
+    supported = (*BASE, "--speculative-algorithm", "EAGLE3", *CHAIN, "--attention-backend", "fa")
+    (before,) = _jx(JX002, *supported, build="2026-06-23")
+    assert before.severity is Severity.ERROR and "predates sglang-jax #1293" in before.message
+    assert before.fix is not None
+    (after,) = _jx(JX002, *supported, build="b735f16e")  # the commit of #1293 itself
+    assert after.severity is Severity.INFO
+    (unknown,) = _jx(JX002, *supported)  # no build named: the HEAD the rules were read at
+    assert unknown.severity is Severity.INFO and "builds before that change" in unknown.message
+    assert _jx(JX002, *supported, "--disable-overlap-schedule", build="2026-06-23") == []
+
+
+def test_jx007_choices_follow_the_build() -> None:
+    dflash = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16")
+    assert _jx(JX007, *dflash) == []
+    assert _jx(JX007, *dflash, build="4406938a") == []  # #1467 brought DFLASH
+    (before,) = _jx(JX007, *dflash, build="v0.0.3rc98")
+    assert "not in this sgl-jax build (2026-05-29" in before.message and "DFLASH" not in before.message.split("choices: ")[1]
+    eagle3 = (*BASE, "--speculative-algorithm", "EAGLE3")
+    (pypi,) = _jx(JX007, *eagle3, build="0.0.1.post1")
+    assert "predates speculative decoding" in pypi.message and "PyPI" in pypi.message
+    assert _jx(JX007, *eagle3, build="f671c326") == []
+
+
+# A launch whose facts are at hand (the target's config.json; NEXTN needs no draft path).
+LOCAL_NEXTN = ("--model-path", str(HF_CONFIGS / "Qwen" / "Qwen3-32B"), "--speculative-algorithm", "NEXTN", *CHAIN)
+
+
+def test_sgl_jax_build_named_on_the_command_line() -> None:
+    argv = ("check", "--dialect", "sgl-jax", "--gpu", "TPU-v6e", "--offline", "--sgl-jax-version", "v0.0.3rc98",
+            "--", *LOCAL_NEXTN)
+    code, report = run_cli_json(*argv)
+    assert report["environment"]["sgl_jax_build"] == "2026-05-29"
+    assert report["environment"]["sgl_jax_build_source"].startswith("given: v0.0.3rc98")
+    assert code == 1 and [f["severity"] for f in report["findings"] if f["code"] == "JX002"] == ["error"]
+    code, report = run_cli_json(*[a if a != "v0.0.3rc98" else "2026-07-01" for a in argv])
+    assert report["environment"]["sgl_jax_build"] == "2026-07-01"
+    assert not [f for f in report["findings"] if f["code"] == "JX002"]  # a NEXTN chain may overlap since #1293
+
+
+def test_sgl_jax_build_unknown_is_said_and_a_bad_one_is_an_error() -> None:
+    from tests.conftest import run_cli
+
+    launch = ("--", *LOCAL_NEXTN, "--disable-overlap-schedule")
+    _code, report = run_cli_json("check", "--dialect", "sgl-jax", "--offline", *launch)
+    assert report["environment"]["sgl_jax_build"] is None
+    assert "give --sgl-jax-version" in report["environment"]["sgl_jax_build_source"]
+    human = run_cli("check", "--dialect", "sgl-jax", "--offline", *launch)
+    assert "sgl-jax build unknown" in human.stdout and "SGLang 0.5" not in human.stdout.splitlines()[0]
+    bad = run_cli("check", "--dialect", "sgl-jax", "--offline", "--sgl-jax-version", "not-a-build", *launch)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--sgl-jax-version not-a-build" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    wrong = run_cli("check", "--offline", "--sgl-jax-version", "2026-07-01", "--", *LOCAL_NEXTN)
+    assert wrong.returncode == 2 and "not an sgl-jax launch" in wrong.stderr

@@ -1,0 +1,81 @@
+"""Which sgl-jax build a launch runs, and the changes of sgl-jax that specguard's rules depend on.
+
+sgl-jax (github.com/sgl-project/sglang-jax) publishes few versions: PyPI holds only ``sglang-jax``
+0.0.1 and 0.0.1.post1 (both built 2025-08-25, before speculative decoding arrived), and the
+repository's tags are release candidates. Users run a checkout, so a build is known by its date:
+a tag, a PyPI version or a commit that specguard has dated (below), or the commit date itself
+(``git -C sglang-jax log -1 --format=%cs``). Every date was read from the repository's history
+(``git log --format='%h %cs %s'``) or from the wheel's file dates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+
+@dataclass(frozen=True)
+class JaxChange:
+    """The first sgl-jax build (by commit date) with a behaviour, and the commit it arrived in."""
+
+    first: date
+    ref: str  # "sglang-jax #1293 (b735f16e)"
+    source: str  # the file that shows it
+
+    def present_in(self, built: date) -> bool:
+        return built >= self.first
+
+
+SPECULATIVE_DECODING = JaxChange(
+    date(2025, 11, 19), "sglang-jax #378 (f671c326)",
+    "python/sgl_jax/srt/server_args.py: --speculative-algorithm choices EAGLE, EAGLE3, NEXTN, STANDALONE",
+)
+OVERLAP_RELAXED = JaxChange(
+    date(2026, 6, 24), "sglang-jax #1293 (b735f16e)",
+    "python/sgl_jax/srt/server_args.py: before it, any --speculative-algorithm without "
+    "--disable-overlap-schedule raised 'Speculative decoding does not support overlap scheduler' (b735f16e^ :1513-1517)",
+)
+DFLASH = JaxChange(
+    date(2026, 7, 28), "sglang-jax #1467 (4406938a)",
+    "python/sgl_jax/srt/server_args.py:1433: DFLASH joins the --speculative-algorithm choices",
+)
+
+
+@dataclass(frozen=True)
+class JaxBuild:
+    names: tuple[str, ...]  # how users write it: a PyPI version, a tag, a commit
+    built: date
+    source: str
+
+
+# Builds specguard can date by name. Commits are matched by prefix (7+ hex digits).
+KNOWN_BUILDS: tuple[JaxBuild, ...] = (
+    JaxBuild(("0.0.1",), date(2025, 8, 25), "PyPI sglang-jax 0.0.1 (wheel files dated 2025-08-25)"),
+    JaxBuild(("0.0.1.post1",), date(2025, 8, 25), "PyPI sglang-jax 0.0.1.post1 (wheel files dated 2025-08-25)"),
+    JaxBuild(("f671c326",), SPECULATIVE_DECODING.first, "commit f671c326 (#378)"),
+    JaxBuild(("v0.0.3rc0", "0.0.3rc0", "v0.0.3rc1", "0.0.3rc1"), date(2026, 5, 27), "tag of 2026-05-27"),
+    JaxBuild(("v0.0.3rc97", "0.0.3rc97", "v0.0.3rc98", "0.0.3rc98"), date(2026, 5, 29), "tag of 2026-05-29"),
+    JaxBuild(("b735f16e",), OVERLAP_RELAXED.first, "commit b735f16e (#1293)"),
+    JaxBuild(("4406938a",), DFLASH.first, "commit 4406938a (#1467)"),
+    JaxBuild(("cddbf6f1",), date(2026, 8, 21), "commit cddbf6f1, the HEAD specguard's sgl-jax rules were read at"),
+)
+# With no build named, the rules speak of the HEAD they were read at.
+RULES_READ_AT = KNOWN_BUILDS[-1]
+
+_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+def dated_build(text: str) -> JaxBuild | None:
+    """The build ``text`` names: an ISO date, or a known PyPI version, tag or commit; None if unknown."""
+    text = text.strip()
+    try:
+        return JaxBuild((text,), date.fromisoformat(text), "build date as given")
+    except ValueError:
+        pass
+    lowered = text.lower()
+    for build in KNOWN_BUILDS:
+        for name in build.names:
+            if lowered == name.lower() or (_COMMIT.match(lowered) and _COMMIT.match(name) and (name.startswith(lowered) or lowered.startswith(name))):
+                return build
+    return None
