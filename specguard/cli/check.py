@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from specguard import engine
+from specguard.checking import run_check
 from specguard.cli.errors import clean_errors
 from specguard.cli.launch_forms import (
     LaunchRequest,
@@ -37,7 +38,7 @@ from specguard.cli.options import (
     UnsafeFixes,
 )
 from specguard.errors import InputError
-from specguard.inputs import CheckInputs, gather
+from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
 from specguard.report import (
     SCHEMA_VERSION,
@@ -133,17 +134,6 @@ def fix_level(fix: bool, unsafe_fixes: bool) -> Applicability | None:
     if unsafe_fixes:
         return Applicability.UNSAFE
     return Applicability.SAFE if fix else None
-
-
-def run_check(inputs: CheckInputs, level: Applicability | None, notes: list[str] | None = None) -> tuple[CheckContext, engine.Outcome]:
-    ctx = gather(inputs, os.environ, notes)
-    outcome = engine.check(ALL_RULES, ctx, fix_level=level)
-    if outcome.changes and ctx.env.sglang_version_inferred:
-        # The report speaks of the release the corrected flags fit (the rounds re-inferred it).
-        from specguard.versions import inferred_environment
-
-        ctx = CheckContext.build(ctx.spec, ctx.target, ctx.draft, inferred_environment(ctx.env, outcome.corrected))
-    return ctx, outcome
 
 
 def _console_width() -> int | None:

@@ -21,16 +21,14 @@ Exit codes (also in the command's help and docs/launch.md):
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Annotated, Any, cast
+from typing import IO, TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from specguard.cli.check import build_inputs, own_options, run_check
+from specguard.cli.check import build_inputs, own_options
 from specguard.cli.errors import clean_errors
 from specguard.cli.launch_forms import (
     reject_misspelled_options,
@@ -51,41 +49,12 @@ from specguard.cli.options import (
     UnsafeFixes,
 )
 from specguard.errors import InputError
-from specguard.models import Applicability
+from specguard.launch.exit_codes import help_text
 
-# The signals that stop a launch: Ctrl-C, kill, the terminal closing (SIGHUP) and Ctrl-\\ (SIGQUIT).
-# Each is passed to the runtime's process group and the launcher exits 128 + N.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+if TYPE_CHECKING:
+    from rich.console import Console
 
-
-class ResilientStream:
-    """A stream that goes quiet instead of raising once its reader is gone (``launch ... | head``,
-    a closed terminal): the launcher keeps supervising, and stopping, the runtime either way."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-        self.broken = False
-
-    def write(self, text: str) -> int:
-        if not self.broken:
-            try:
-                return self._stream.write(text)
-            except (BrokenPipeError, OSError):
-                self.broken = True
-        return len(text)
-
-    def flush(self) -> None:
-        if not self.broken:
-            try:
-                self._stream.flush()
-            except (BrokenPipeError, OSError):
-                self.broken = True
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-from specguard.launch.exit_codes import RunKind, help_text
+    from specguard.launch.session import LaunchSession
 
 
 class RuntimeChoice(StrEnum):
@@ -138,342 +107,66 @@ def launch_command(
             raise typer.BadParameter("--format json is for --dry-run; a live launch reports on stderr", param_hint="--format")
         from rich.console import Console
 
+        from specguard.launch.console import ResilientStream
+        from specguard.launch.session import LaunchRequest, prepare
+
         reject_misspelled_options(ctx.args, own_options(ctx))
         requests = requests_from(ctx.args, None, preset=preset)
         if len(requests) > 1:
             lines = ", ".join(f"line {r.found.line}" for r in requests if r.found)
             raise InputError(f"the text holds {len(requests)} launches ({lines}); launch starts one", hint="pass one command, or check them all with specguard check")
         console = Console(file=cast(IO[str], ResilientStream(sys.stderr)), soft_wrap=True)  # duck-typed: write/flush/isatty
-        session = _prepare(
-            list(requests[0].server_args), console, found=requests[0].found, as_json=as_json, dry_run=dry_run, preset=preset, target=target, draft=draft, dialect=dialect,
-            sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, no_fix=no_fix,
-            unsafe_fixes=unsafe_fixes, force=force, host=host, port=port, runtime=runtime,
+        inputs = build_inputs(
+            list(requests[0].server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
+            sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=requests[0].found,
         )
-        if dry_run or session["blocked"]:
+        request = LaunchRequest(dry_run=dry_run, as_json=as_json, no_fix=no_fix, unsafe_fixes=unsafe_fixes, force=force,
+                                host=host, port=port, runtime=runtime.value, preset=preset)
+        session = prepare(inputs, request, console, confirm=lambda question: typer.confirm(question, default=False, err=True))
+        if dry_run or session.blocked:
             _print_dry_run(session, as_json, console)
-            raise typer.Exit(1 if session["blocked"] else 0)
-        plan = session["plan"]
+            raise typer.Exit(1 if session.blocked else 0)
+        plan = session.plan
+        assert plan is not None  # only a blocked session has none
         if not plan.startable:
             print(plan.shell)
             if plan.runtime == "slime":
                 console.print(f"[bold]{plan.reason}[/bold]")
                 raise typer.Exit(0)
             raise InputError(plan.reason)
-    code = _run(session, console, ready_timeout=ready_timeout, smoke=not no_smoke, log_file=log_file, retry_with_fix=retry_with_fix,
-                stop_timeout=stop_timeout, health_interval=health_interval)
+    from specguard.launch.run import run
+
+    code = run(session, console, ready_timeout=ready_timeout, smoke=not no_smoke, log_file=log_file, retry_with_fix=retry_with_fix,
+               stop_timeout=stop_timeout, health_interval=health_interval)
     raise typer.Exit(code)
 
 
 launch_command.__doc__ = (launch_command.__doc__ or "") + "\n\n" + EXIT_CODES_HELP
 
 
-# ------------------------------------------------------------------------------------ prepare
+def _print_dry_run(session: LaunchSession, as_json: bool, console: Console) -> None:
+    from specguard.launch.session import dry_run_launch
 
-
-def _prepare(args: list[str], console: Any, *, as_json: bool, dry_run: bool, preset: str | None, no_fix: bool,
-             unsafe_fixes: bool, force: bool, host: str | None, port: int | None, runtime: RuntimeChoice,
-             dialect: Any, **inputs_kwargs: Any) -> dict[str, Any]:
-    from specguard.launch.runtimes import (
-        per_node_commands,
-        plan_launch,
-        resolve_tiny,
-        uses_tiny,
-        with_endpoint,
-    )
-    from specguard.report import print_human
-
-    inputs = build_inputs(args, preset=preset, dialect=dialect.value if dialect else None, **inputs_kwargs)
-    if uses_tiny(inputs):
-        if not dry_run:
-            console.print("[dim]resolving tiny:target / tiny:draft / tiny:eagle3 (built once, then cached)...[/dim]")
-        inputs, tiny_note = resolve_tiny(inputs, build=not dry_run)
-        if tiny_note:
-            console.print(f"note: {tiny_note}", markup=False, highlight=False)
-    level = None if no_fix else (Applicability.UNSAFE if unsafe_fixes else Applicability.SAFE)
-    notes: list[str] = []  # facts left unknown (a dry run's tiny models not built yet)
-    check_ctx, outcome = run_check(inputs, level, notes)
-    for note in dict.fromkeys(notes):
-        console.print(f"note: {note}", markup=False, highlight=False)
-    pending_unsafe = [f for f in outcome.findings if f.fix and not f.applied and f.fix.applicability is Applicability.UNSAFE]
-    if level is Applicability.SAFE and pending_unsafe and not dry_run and not as_json and sys.stdin.isatty() and sys.stderr.isatty():
-        console.print("[bold]Fixes that change what runs (unsafe):[/bold]")
-        for finding in pending_unsafe:
-            console.print(f"  {finding.code} {finding.fix.title}: {finding.message}", markup=False)  # type: ignore[union-attr]
-        if typer.confirm("Apply them before starting?", default=False, err=True):
-            check_ctx, outcome = run_check(inputs, Applicability.UNSAFE, [])
-    if not as_json:
-        print_human(outcome, check_ctx, console, fix_hint="launch applies the safe ones; add --unsafe-fixes for the rest")
-        if pending_unsafe and level is Applicability.SAFE:
-            console.print(f"[yellow]{len(pending_unsafe)} unsafe fix(es) not applied: pass --unsafe-fixes to apply them.[/yellow]")
-    blocked = bool(outcome.errors) and not force
-    if blocked and not as_json:
-        console.print(f"[bold red]{len(outcome.errors)} error(s) remain: not starting the runtime[/bold red] (--force starts it anyway).")
-    spec = with_endpoint(outcome.corrected, host, port)  # type: ignore[arg-type]
-    preset_runtime = None
-    if preset:
-        from specguard.presets import load
-
-        preset_runtime = load(preset).preset.runtime.value
-    try:
-        plan = plan_launch(spec, requested=runtime.value, preset_runtime=preset_runtime, gpu_platform=check_ctx.env.platform,
-                           strict=not dry_run)
-    except InputError:
-        if not blocked:
-            raise
-        plan = None  # the errors above come first: nothing would start anyway
-    return {
-        "ctx": check_ctx, "outcome": outcome, "spec": spec, "plan": plan, "blocked": blocked,
-        "nodes": per_node_commands(plan, spec) if plan else [], "preset_runtime": preset_runtime, "runtime_choice": runtime,
-    }
-
-
-def _print_dry_run(session: dict[str, Any], as_json: bool, console: Any) -> None:
-    plan = session["plan"]
+    plan = session.plan
     if plan is None:
         return
-    launch = {
-        "runtime": plan.runtime,
-        "reason": plan.reason,
-        "startable": plan.startable,
-        "would_start": plan.startable and not session["blocked"],
-        "command": plan.shown_argv if plan.printed_command is None else None,
-        "shell": plan.shell,
-        "env": plan.env,
-        "host": plan.host,
-        "port": plan.port,
-        "nodes": [{"node_rank": rank, "shell": command} for rank, command in enumerate(session["nodes"])],
-    }
     if as_json:
         from specguard.redact import redact_argv
         from specguard.report import outcome_json
 
-        document = outcome_json(session["outcome"], session["ctx"], extra={"launch": launch})
+        document = outcome_json(session.outcome, session.ctx, extra={"launch": dry_run_launch(session, plan)})
         document["argv"] = redact_argv(document["argv"])
-        document["exit_code"] = 1 if session["blocked"] else 0
+        document["exit_code"] = 1 if session.blocked else 0
         print(json.dumps(document, indent=2))
         return
     console.print(f"[bold]runtime:[/bold] {plan.runtime} ({plan.reason})")
-    if session["blocked"]:
+    if session.blocked:
         return
     for key, value in plan.env.items():
         console.print(f"env {key}={value}", markup=False)
-    if session["nodes"]:
-        for rank, command in enumerate(session["nodes"]):
-            print(f"# node {rank} of {len(session['nodes'])}")
+    if session.nodes:
+        for rank, command in enumerate(session.nodes):
+            print(f"# node {rank} of {len(session.nodes)}")
             print(command)
     else:
         print(plan.shell)
-
-
-# ------------------------------------------------------------------------------------ run
-
-
-def _run(session: dict[str, Any], console: Any, *, ready_timeout: float, smoke: bool, log_file: Path | None,
-         retry_with_fix: bool, stop_timeout: float, health_interval: float) -> int:
-    import os
-
-    from specguard.launch.probe import port_is_free
-    from specguard.launch.runtimes import plan_launch
-    from specguard.launch.signatures import diagnose
-    from specguard.launch.supervisor import StopRequest, SuperviseOptions, supervise
-
-    plan, spec = session["plan"], session["spec"]
-    outcome, check_ctx = session["outcome"], session["ctx"]
-    node_rank = spec.get("node_rank") or 0
-    sink: IO[str] | None = None
-    if log_file is not None:
-        try:
-            sink = open(log_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives as long as the run
-        except OSError as error:
-            _fail(console, f"--log-file {log_file}: {error.strerror or error}")
-            return 2
-
-    def log(line: str) -> None:
-        nonlocal sink
-        if sink is not None:
-            try:
-                sink.write(line + "\n")
-            except OSError as error:  # a full disk must not stall the runtime: drop its log from here on
-                sink = None
-                log_dropped.set()
-                _fail(console, f"--log-file {log_file}: {error.strerror or error}; the runtime's log is dropped from now on, supervision goes on")
-        elif not log_dropped.is_set():
-            console.print(f"[{plan.runtime}] {line}", markup=False, highlight=False, style="dim")
-
-    log_dropped = threading.Event()
-    stop = StopRequest()
-    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
-    reporter = _RichReporter(console, check_ctx.with_spec(spec).resolution)
-    options = SuperviseOptions(ready_timeout=ready_timeout, smoke=smoke, grace=stop_timeout, health_interval=health_interval,
-                               wait_for_http=node_rank == 0)
-    try:
-        attempts = 2 if retry_with_fix else 1
-        for attempt in range(attempts):
-            if node_rank == 0 and not port_is_free(plan.host, plan.port):
-                _fail(console, f"port {plan.port} on {plan.host} is already in use; choose another with --port, or stop what holds it")
-                return 2
-            console.print("[bold]starting[/bold]", end=" ")
-            console.print(f"{plan.runtime}: {plan.shell}", markup=False, highlight=False)
-            result = supervise(
-                plan.argv, {**os.environ, **plan.env}, host=plan.host, port=plan.port, api_key=plan.api_key,
-                model=plan.served_model_name, options=options, stop=stop, reporter=reporter, log=log,
-            )
-            if result.kind in (RunKind.CRASHED, RunKind.UNHEALTHY, RunKind.TIMEOUT) or result.exit_code not in (0, 130, 143):
-                console.print(f"[bold red]{result.message}[/bold red]")
-            else:
-                console.print(f"[bold]{result.message}[/bold]: exit code {result.exit_code}")
-            if result.kind not in (RunKind.CRASHED, RunKind.EXITED, RunKind.UNHEALTHY) or (result.kind is RunKind.EXITED and result.exit_code == 0):
-                return result.exit_code
-            diagnoses = diagnose(result.log_tail, outcome.findings)
-            _print_diagnoses(console, diagnoses, result.log_tail)
-            fixable = [d for d in diagnoses if d.edits]
-            if result.kind is not RunKind.CRASHED or not fixable or attempt + 1 >= attempts or stop.requested:
-                if fixable and result.kind is RunKind.CRASHED and not retry_with_fix:
-                    console.print("rerun with --retry-with-fix to try the fix above once")
-                return result.exit_code
-            spec, refusal = _recheck_retry(spec, fixable[0].edits, check_ctx, outcome)
-            if refusal:
-                console.print(f"[bold red]not retrying[/bold red]: {refusal}", highlight=False)
-                return result.exit_code
-            plan = plan_launch(spec, requested=session["runtime_choice"].value, preset_runtime=session["preset_runtime"],
-                               gpu_platform=check_ctx.env.platform)
-            console.print(f"[bold]retrying once with the fix for {fixable[0].signature.key}[/bold]: {fixable[0].fix_title} (re-checked for SGLang {check_ctx.env.sglang_version})")
-        return 1
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        if sink is not None:
-            try:
-                sink.close()
-            except OSError:
-                pass
-
-
-def _recheck_retry(spec: Any, edits: Any, check_ctx: Any, outcome: Any) -> tuple[Any, str | None]:
-    """The retried launch is checked like the first one: the crash fix is applied, then the safe
-    fixes (so a fallback written as --cuda-graph-max-bs becomes the name this SGLang release
-    accepts, VB003), and a retry that would bring a new error is refused instead of started."""
-    from specguard import engine
-    from specguard.rules import ALL_RULES
-
-    for edit in edits:
-        spec = spec.apply(edit)
-    retried = engine.check(ALL_RULES, check_ctx.with_spec(spec), fix_level=Applicability.SAFE)
-    before = {f.code for f in outcome.errors}
-    new_errors = [f for f in retried.errors if f.code not in before]
-    if new_errors:
-        return spec, "; ".join(f"{f.code}: {f.message}" for f in new_errors)
-    return retried.corrected, None
-
-
-def _fail(console: Any, message: str) -> None:
-    console.print(f"specguard: error: {message}", markup=False, highlight=False)
-
-
-def _print_diagnoses(console: Any, diagnoses: list[Any], tail: list[str]) -> None:
-    if not diagnoses:
-        console.print("[bold]No known failure signature in the log.[/bold] Its last lines:")
-        for line in tail[-15:]:
-            console.print(f"  {line}", markup=False, highlight=False)
-        return
-    console.print("[bold]Diagnosis from the runtime's log:[/bold]")
-    for d in diagnoses:
-        rule = f"{d.rule}: " if d.rule else ""
-        console.print(f"  - [bold]{d.signature.key}[/bold] ({rule}{d.signature.meaning})")
-        console.print(f"    log: {d.line.strip()[:300]}", markup=False, highlight=False)
-        console.print(f"    try: {d.fix_title or d.signature.advice}", markup=False, highlight=False)
-        console.print(f"    source: {d.signature.source}", markup=False, highlight=False)
-
-
-class _RichReporter:
-    """Progress (a spinner on a terminal, plain lines elsewhere) and the verification report, on stderr."""
-
-    def __init__(self, console: Any, predicted: Any) -> None:
-        self.console = console
-        self.predicted = predicted
-        self.status: Any = None
-        self.label = ""
-
-    def phase(self, text: str) -> None:
-        self.close_progress()
-        self.label = text
-        if self.console.is_terminal:
-            self.status = self.console.status(text)
-            self.status.start()
-        else:
-            self.console.print(f"{text} ...", markup=False, highlight=False)
-
-    def waiting(self, seconds: float, timeout: float) -> None:
-        if self.status is not None:
-            self.status.update(f"{self.label} ({seconds:.0f} s of {timeout:g} s)")
-
-    def close_progress(self) -> None:
-        if self.status is not None:
-            self.status.stop()
-            self.status = None
-
-    def ready(self, seconds: float) -> None:
-        self.console.print(f"[green]ready[/green]: /health_generate answered 200 after {seconds:.1f} s")
-
-    def server_info(self, route: str, info: dict[str, Any]) -> None:
-        from rich.table import Table
-
-        from specguard.launch.verify import compare, speculation_on
-
-        rows = compare(self.predicted, info)
-        table = Table(title=f"resolved by the runtime ({route}) vs predicted by specguard", expand=False)
-        for column in ("field", "specguard", "runtime", ""):
-            table.add_column(column)
-        for row in rows:
-            table.add_row(row.field, str(row.predicted), str(row.resolved), "ok" if row.matches else "[yellow]differs[/yellow]")
-        self.console.print(table)
-        for row in rows:
-            if not row.matches:
-                self.console.print(f"[yellow]difference:[/yellow] the runtime resolved {row.field}={row.resolved!r}, specguard predicted {row.predicted!r}")
-        if self.predicted.algorithm and not speculation_on(info):
-            self.console.print("[bold yellow]speculation is OFF in the runtime[/bold yellow] although the launch asks for it")
-        if info.get("reference_runtime"):
-            self.console.print(f"[dim]reference runtime: draft mode {info.get('draft_mode')}, ignored flags {info.get('ignored_flags') or []}[/dim]")
-
-    def smoke(self, result: Any) -> None:
-        if result.ok:
-            text = result.text.strip().replace("\n", " ")
-            self.console.print(
-                f"[green]smoke request[/green] {result.route}: {result.completion_tokens} tokens in {result.seconds:.1f} s: {text[:160]!r}",
-            )
-        else:
-            self.console.print(f"[red]smoke request failed[/red] ({result.route}): {result.error}")
-
-    def statistics(self, info: dict[str, Any] | None, smoke: Any, log_accept_len: float | None) -> None:
-        from specguard.launch.verify import (
-            accept_length_meaning,
-            avg_spec_accept_length,
-            speculation_on,
-        )
-
-        if info is not None and not speculation_on(info):
-            self.console.print("speculative statistics: none (speculation is off)")
-            return
-        server_avg = avg_spec_accept_length(info)
-        per_request = (smoke.spec or {}) if smoke is not None else {}
-        if per_request.get("spec_accept_length") is not None:
-            self.console.print(
-                f"speculative statistics (smoke request): accept length {per_request['spec_accept_length']:.2f}, "
-                f"accept rate {per_request.get('spec_accept_rate', 0):.2f}, {per_request.get('spec_verify_ct')} verify passes"
-            )
-        value = server_avg if server_avg is not None else per_request.get("spec_accept_length") or log_accept_len
-        if server_avg is not None:
-            self.console.print(f"avg_spec_accept_length (server, /server_info): {server_avg:.2f}")
-        else:
-            self.console.print(
-                "avg_spec_accept_length: not reported yet (the server rolls it up every --decode-log-interval decode steps, 40 by default)"
-            )
-        if value is not None:
-            self.console.print(f"  meaning: {accept_length_meaning(float(value), info)}", markup=False, highlight=False)
-
-    def serving(self, where: str) -> None:
-        self.console.print(f"[bold green]serving[/bold green] at {where}; Ctrl-C stops the runtime")
-
-    def problem(self, text: str) -> None:
-        self.console.print(f"[yellow]{text}[/yellow]")
-
