@@ -159,6 +159,11 @@ class FixAvailability(str, Enum):
     ALWAYS = "always"
 
 
+# The launches SGLang itself runs (its own spelling, or slime's --sglang-* one); a rule about
+# SGLang's code path declares these, so it stays quiet on sgl-jax, which has its own.
+SGLANG_DIALECTS = (Dialect.SGLANG, Dialect.SLIME)
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
@@ -177,7 +182,11 @@ class Rule:
     def applies_to(self, ctx: CheckContext) -> bool:
         if self.dialects is not None and ctx.spec.dialect not in self.dialects:
             return False
-        if self.sglang_versions and ctx.spec.dialect is not Dialect.SGL_JAX:
+        if self.sglang_versions:
+            # A window of SGLang releases: sgl-jax is none of them (its builds are dated instead,
+            # see sglang_facts.sgl_jax), so only a rule that names sgl-jax itself runs there.
+            if ctx.spec.dialect is Dialect.SGL_JAX:
+                return self.dialects is not None and Dialect.SGL_JAX in self.dialects
             return version_in_range(self.sglang_versions, ctx.version)
         return True
 

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from specguard.models import Dialect
 from specguard.resolution import (  # noqa: F401  (re-exported)
     DEFAULT_PICKED_BEFORE_SPEC_SINCE,
     TRTLLM_DEFAULT_ON_SM100_SINCE,
 )
 from specguard.resolution import default_backend as resolution_default_backend
-from specguard.rules.base import CheckContext
-
-# The AB and VB rules speak of SGLang itself: its own launcher and slime's --sglang-* pass-through.
-SGLANG_DIALECTS = (Dialect.SGLANG, Dialect.SLIME)
+from specguard.rules.base import (  # noqa: F401  (SGLANG_DIALECTS re-exported: the AB and VB rules speak of SGLang itself)
+    SGLANG_DIALECTS,
+    CheckContext,
+)
 
 EAGLE_TREE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
 SPECULATIVE_GRAPH_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.draft_model._common import (
     MTP_AUTOFILL_ARCHITECTURES,
     MTP_AUTOFILL_NO_WARNING,
@@ -42,6 +49,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="DM010",
     name="draft-path-for-mtp-target",

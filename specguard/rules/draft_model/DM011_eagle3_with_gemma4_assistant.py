@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import (
+    SGLANG_DIALECTS,
     CheckContext,
     Example,
     FixAvailability,
@@ -33,6 +34,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="DM011",
     name="eagle3-with-gemma4-assistant",

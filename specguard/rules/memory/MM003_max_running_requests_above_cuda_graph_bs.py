@@ -6,7 +6,14 @@ from collections.abc import Iterator
 
 from specguard.memory.estimate import configured_graph_bs
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -38,6 +45,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="MM003",
     name="max-running-requests-above-cuda-graph-bs",

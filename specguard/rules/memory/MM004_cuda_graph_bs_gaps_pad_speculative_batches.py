@@ -11,7 +11,14 @@ from specguard.memory.estimate import (
     spec_graph_schedule,
 )
 from specguard.models import Applicability, Edit, Finding, Fix, Severity
-from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+)
 
 # A batch padded by more than this fraction of itself counts as a gap. The seed's slime
 # workaround ($(seq 1 32) $(seq 40 8 64) $(seq 80 16 160)) pads at most 23% (65 -> 80), SGLang's
@@ -71,6 +78,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="MM004",
     name="cuda-graph-bs-gaps-pad-speculative-batches",

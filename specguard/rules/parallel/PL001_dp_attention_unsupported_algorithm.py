@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.spec_params._shared import (
     attn_dp_enabled,
     attn_dp_flags,
@@ -71,6 +78,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="PL001",
     name="dp-attention-unsupported-algorithm",

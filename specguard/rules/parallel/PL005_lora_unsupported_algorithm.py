@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 # Before 0.5.5.post3 no speculative algorithm ran with LoRA: the server started, then failed (sglang#12726,
 # NGRAM on 0.5.4.post3) or decoded wrongly, since LoRA assumed one token per decode step; sglang#12903
@@ -54,6 +61,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="PL005",
     name="lora-unsupported-algorithm",

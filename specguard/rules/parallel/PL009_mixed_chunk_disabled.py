@@ -8,6 +8,7 @@ from packaging.version import Version
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import (
+    SGLANG_DIALECTS,
     CheckContext,
     Example,
     FixAvailability,
@@ -42,6 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="PL009",
     name="mixed-chunk-disabled",

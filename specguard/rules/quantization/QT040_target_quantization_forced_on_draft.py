@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from packaging.version import Version
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    fix_of,
+)
 
 # Quantization methods whose loader needs the checkpoint's own quantization config: with none in
 # config.json, ``get_quant_config`` looks for the files the method's ``get_config_filenames()``
@@ -86,6 +93,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="QT040",
     name="target-quantization-forced-on-draft",

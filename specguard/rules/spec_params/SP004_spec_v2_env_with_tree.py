@@ -8,6 +8,7 @@ from packaging.version import Version
 
 from specguard.models import Applicability, Edit, Finding, Fix, Severity
 from specguard.rules.base import (
+    SGLANG_DIALECTS,
     CheckContext,
     Example,
     Rule,
@@ -107,6 +108,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="SP004",
     name="spec-v2-env-with-tree",
