@@ -31,29 +31,50 @@ _SGLANG_IMAGE_TAG = re.compile(r"^(?:docker\.io/)?(?:lmsysorg|slimerl)/sglang:v?
 
 @dataclass(frozen=True)
 class SlimePin:
-    image: str  # the FROM line of slime's docker/Dockerfile at that tag
+    image: str  # the FROM image of slime's docker/Dockerfile at that release or commit
     sglang: str  # the release checked for it
     why: str  # how the release follows from the image
 
 
-# The SGLang each slime release ran: ``ARG SGLANG_IMAGE_TAG`` / ``FROM`` on docker/Dockerfile:1-2 at
-# each tag of github.com/THUDM/slime. A nightly image is checked as the last release published before
-# its date (shared/design/sglang-releases.yaml). v0.1.0 pins ``latest``: no release can be named.
-SLIME_SGLANG_PINS: dict[str, SlimePin] = {
-    "0.2.0": SlimePin("lmsysorg/sglang:v0.5.5.post1", "0.5.5.post1", "image tag"),
-    "0.2.0.post1": SlimePin("lmsysorg/sglang:v0.5.5.post1", "0.5.5.post1", "image tag"),
-    "0.2.1": SlimePin("lmsysorg/sglang:nightly-dev-20251208-5e2cda61", "0.5.6", "nightly of 2025-12-08; 0.5.6 (2025-12-03) is the last release before it"),
-    "0.2.2": SlimePin("slimerl/sglang:nightly-dev-20260107-dce8b060", "0.5.7", "nightly of 2026-01-07; 0.5.7 (2026-01-01) is the last release before it"),
-    "0.2.3": SlimePin("slimerl/sglang:v0.5.9", "0.5.9", "image tag"),
-    "0.2.4": SlimePin("slimerl/sglang:v0.5.9", "0.5.9", "image tag"),
-    "0.3.0": SlimePin("slimerl/sglang:v0.5.12.post1-cu129", "0.5.12.post1", "image tag"),
-    "0.3.1": SlimePin("slimerl/sglang:v0.5.15.post1-cu129", "0.5.15.post1", "image tag"),
-}
+# The SGLang each slime commit and release ran (``specguard/data/slime-sglang-pins.json``, written by
+# ``scripts/extract_slime_pins.py`` from slime's git history: the FROM image of docker/Dockerfile
+# at every commit and tag). A nightly image is checked as the last release published before its
+# date; ``latest`` and ``dev`` name no release.
+SLIME_PINS_FILE = HISTORY_FILE.with_name("slime-sglang-pins.json")
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-def slime_pin(slime_version: str) -> SlimePin | None:
-    """The SGLang a slime release ran (``v0.3.1`` or ``0.3.1``); None for a release not in the table."""
-    return SLIME_SGLANG_PINS.get(slime_version.strip().removeprefix("v"))
+@cache
+def _slime_pins() -> dict:
+    return json.loads(SLIME_PINS_FILE.read_text(encoding="utf-8"))
+
+
+def slime_releases() -> tuple[str, ...]:
+    """The slime releases (tags) whose image names an SGLang release."""
+    data = _slime_pins()
+    return tuple(tag for tag, commit in data["tags"].items() if data["pins"][data["commits"][commit]]["sglang"])
+
+
+def slime_history_source() -> str:
+    return str(_slime_pins()["source"])
+
+
+def slime_pin(ref: str) -> SlimePin | None:
+    """The SGLang a slime release (``v0.3.1`` or ``0.3.1``) or commit (7 or more hex digits) ran;
+    None when specguard does not know it, or its image names no release (``latest``)."""
+    data = _slime_pins()
+    ref = ref.strip()
+    commit = data["tags"].get(ref.removeprefix("v"))
+    if commit is None and _HEX.match(ref.lower()):
+        prefix = ref.lower()[: len(next(iter(data["commits"])))]
+        matches = {data["commits"][c] for c in data["commits"] if c.startswith(prefix)}
+        commit = next((c for c in data["commits"] if c.startswith(prefix)), None) if len(matches) == 1 else None
+    if commit is None:
+        return None
+    pin = data["pins"][data["commits"][commit]]
+    if not pin["sglang"]:
+        return None
+    return SlimePin(pin["image"], pin["sglang"], f"docker/Dockerfile at {commit}: {pin['why']}")
 
 
 def version_from_image(image: str | None) -> str | None:

@@ -50,8 +50,9 @@ from specguard.report import (
 from specguard.rules import ALL_RULES
 from specguard.rules.base import CheckContext
 from specguard.versions import (
-    SLIME_SGLANG_PINS,
+    slime_history_source,
     slime_pin,
+    slime_releases,
     version_from_image,
     version_from_requirements,
 )
@@ -90,9 +91,13 @@ def build_inputs(
     if slime_version and not sglang_version and not pinned:
         pin = slime_pin(slime_version)
         if pin is None:
-            known = ", ".join(f"v{v}" for v in SLIME_SGLANG_PINS)
-            raise InputError(f"--slime-version {slime_version}: no SGLang pin known for it", hint=f"known: {known}; or give --sglang-version")
-        pinned, origin = pin.sglang, f"slime v{slime_version.removeprefix('v')} ({pin.image}: {pin.why})"
+            known = ", ".join(f"v{v}" for v in slime_releases())
+            raise InputError(
+                f"--slime-version {slime_version}: no SGLang pin known for it",
+                hint=f"give a slime release ({known}) or a commit of {slime_history_source()}; or give --sglang-version",
+            )
+        named = slime_version if _is_commit(slime_version) else f"v{slime_version.removeprefix('v')}"
+        pinned, origin = pin.sglang, f"slime {named} ({pin.image}: {pin.why})"
     image_version = version_from_image(found.image) if found and not sglang_version and not pinned else None
     inputs = CheckInputs(
         server_args=server_args,
@@ -116,6 +121,10 @@ def build_inputs(
 
         inputs = apply_preset(preset, inputs)
     return inputs
+
+
+def _is_commit(ref: str) -> bool:
+    return len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower())
 
 
 def pinned_version(path: str) -> str:

@@ -41,7 +41,7 @@ Requirements = Annotated[
 ]
 SlimeVersion = Annotated[
     str | None,
-    typer.Option("--slime-version", help="The slime release the launch runs with (v0.3.1): check against the SGLang its docker image pins."),
+    typer.Option("--slime-version", help="The slime release (v0.3.1) or commit the launch runs with: check against the SGLang its docker image pins."),
 ]
 Gpu = Annotated[str | None, typer.Option("--gpu", help="GPU model (H100, A100, B200, MI300X, TPU, cpu, ...). Default: nvidia-smi.")]
 GpuCount = Annotated[int | None, typer.Option("--gpu-count", help="GPUs per node.", min=1)]

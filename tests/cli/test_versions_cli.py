@@ -106,8 +106,14 @@ def test_slime_version_names_the_sglang_its_docker_image_pins():
     _code, doc = run_cli_json("check", "--offline", "--slime-version", "v0.3.0", *SLIME)
     env = doc["environment"]
     assert env["sglang_version"] == "0.5.12.post1"
-    assert env["sglang_version_source"] == "slime v0.3.0 (slimerl/sglang:v0.5.12.post1-cu129: image tag)"
+    assert env["sglang_version_source"] == "slime v0.3.0 (slimerl/sglang:v0.5.12.post1-cu129: docker/Dockerfile at bf14dc21f: image tag)"
     # slime v0.3.0's SGLang still accepts --sglang-cuda-graph-max-bs.
     assert _errors_about(doc, "--cuda-graph-max-bs") == []
     result = run_cli("check", "--offline", "--slime-version", "v0.1.0", *SLIME)
     assert result.returncode == 2 and "--slime-version v0.1.0: no SGLang pin known" in result.stderr + result.stdout
+    # A commit of slime's history: its Dockerfile then built FROM slimerl/sglang:v0.5.13-cu129.
+    _code, doc = run_cli_json("check", "--offline", "--slime-version", "474861aaf", *SLIME)
+    assert doc["environment"]["sglang_version"] == "0.5.13"
+    assert doc["environment"]["sglang_version_source"].startswith("slime 474861aaf (slimerl/sglang:v0.5.13-cu129")
+    unknown = run_cli("check", "--offline", "--slime-version", "deadbeef0", *SLIME)
+    assert unknown.returncode == 2 and "a commit of github.com/THUDM/slime" in unknown.stderr + unknown.stdout

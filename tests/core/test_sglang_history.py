@@ -97,9 +97,38 @@ def test_version_from_image(image, version):
 
 
 def test_slime_pins_name_releases_of_the_history():
-    from specguard.versions import SLIME_SGLANG_PINS, slime_pin
+    from specguard.versions import slime_pin, slime_releases
 
-    for slime, pin in SLIME_SGLANG_PINS.items():
-        assert pin.sglang in history().releases, slime
+    for slime in slime_releases():
+        pin = slime_pin(slime)
+        assert pin is not None and pin.sglang in history().releases, slime
         assert version_from_image(pin.image) in (pin.sglang, None)  # None: a nightly image
-    assert slime_pin("v0.3.1").sglang == "0.5.15.post1" and slime_pin("v0.1.0") is None
+    assert slime_pin("v0.3.1").sglang == "0.5.15.post1" and slime_pin("v0.1.0") is None  # v0.1.0 pins `latest`
+    # Tags as slime's docker/Dockerfile pinned them at each (THUDM/slime history).
+    assert {v: slime_pin(v).sglang for v in ("0.2.0", "0.2.1", "0.2.2", "0.2.3", "0.3.0")} == {
+        "0.2.0": "0.5.5.post1", "0.2.1": "0.5.6", "0.2.2": "0.5.7", "0.2.3": "0.5.9", "0.3.0": "0.5.12.post1",
+    }
+
+
+def test_slime_commits_by_prefix():
+    from specguard.versions import slime_pin
+
+    # 474861aaf (2026-07-07) built FROM slimerl/sglang:v0.5.13-cu129; a6272da0d is the v0.3.1 tag.
+    assert slime_pin("474861aaf").sglang == "0.5.13"
+    assert slime_pin("474861a").sglang == "0.5.13"  # seven digits suffice
+    assert slime_pin("a6272da0d").sglang == slime_pin("v0.3.1").sglang
+    assert slime_pin("0000000") is None and slime_pin("474861") is None  # unknown; too short to be a commit
+
+
+SLIME_CLONE = Path(os.environ.get("SPECGUARD_SLIME_REPO", str(REPO.parent / ".mirror" / "THUDM+slime" / "repo")))
+
+
+@pytest.mark.skipif(not SLIME_CLONE.is_dir(), reason="no clone of THUDM/slime here (set SPECGUARD_SLIME_REPO)")
+def test_slime_pins_match_the_generator():
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "extract_slime_pins.py"), str(SLIME_CLONE), "--ref", "624b824a8", "--check"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
