@@ -33,10 +33,6 @@ from specguard.sglang_facts.changes import (
     DEFAULT_BACKEND_BEFORE_SPEC,
     TRTLLM_DEFAULT_ON_SM100,
 )
-from specguard.sglang_facts.defaults import (
-    DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC,
-    SpecParams,
-)
 
 # The name the rule engine (``rules/base.py``) and the parity tests call it by.
 predict = resolve
@@ -49,12 +45,10 @@ ATTN_DP_SIZE_SINCE = ATTN_DP_SIZE_FLAG.release
 
 __all__ = [
     "ATTN_DP_SIZE_SINCE",
-    "DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC",
     "DEFAULT_PICKED_BEFORE_SPEC_SINCE",
     "MTP_TARGET_ARCHITECTURES",
     "TRTLLM_DEFAULT_ON_SM100_SINCE",
     "Resolution",
-    "SpecParams",
     "attention_dp_size",
     "canonical_algorithm",
     "default_backend",
