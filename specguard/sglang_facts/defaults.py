@@ -27,18 +27,20 @@ AUTO_PARAMS_BY_ARCHITECTURE: dict[str, SpecParams] = {
 # P55: adaptive speculative decoding runs a chain from the middle candidate (3 of [0, 1, 3, 5, 7]).
 ADAPTIVE_DEFAULT_STEPS = 3
 # Speculative decoding resets an unset --max-running-requests to 48 ("Max running requests is
-# reset to 48 for speculative decoding").
+# reset to 48 for speculative decoding", 0.5.23 speculative_hook.py:445).
 DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC = 48
 
 # ---- NGRAM -----------------------------------------------------------------------------------
-# --speculative-ngram-max-bfs-breadth's default, which NGRAM uses as its topk, and the draft tokens
-# it sets when none are given ("speculative_num_draft_tokens is set to 12 by default for ngram").
+# --speculative-ngram-min/max-bfs-breadth's defaults (0.5.23 arg_groups/fields/spec.py:252-259); NGRAM
+# uses the max as its topk. The draft tokens it sets when none are given ("speculative_num_draft_tokens
+# is set to 12 by default for ngram", 0.5.23 speculative_hook.py:1321).
+NGRAM_DEFAULT_MIN_BFS_BREADTH = 1
 NGRAM_DEFAULT_MAX_BFS_BREADTH = 10
 NGRAM_DEFAULT_DRAFT_TOKENS = 12
 
 # ---- DFLASH ----------------------------------------------------------------------------------
 # The block size (= draft tokens) when neither --speculative-dflash-block-size nor the draft's
-# config gives one.
+# config gives one (0.5.23 speculative_hook.py:416).
 DFLASH_DEFAULT_BLOCK_SIZE = 16
 
 # ---- CUDA graphs and GPU memory (P28) ---------------------------------------------------------
