@@ -73,39 +73,14 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
     for _ in range(MAX_FIX_ROUNDS):
         for finding in findings:
             seen.setdefault((finding.code, finding.message), finding)
-        candidates = sorted(
-            (
-                f
-                for f in findings
-                if f.fix is not None
-                and _allowed(f.fix.applicability, fix_level)
-                and any(ctx.spec.current(edit) != edit.value for edit in f.fix.edits)
-            ),
-            key=_order,
-        )
-        proposals: dict[tuple[str, str], dict[FlagValue, list[str]]] = {}
-        for finding in candidates:
-            for edit in finding.fix.edits:  # type: ignore[union-attr]
-                proposals.setdefault(edit.key(), {}).setdefault(edit.value, []).append(finding.code)
+        candidates = _fix_candidates(findings, ctx, fix_level)
+        proposals = _proposals(candidates)
         blocked = {key for key, values in proposals.items() if len(values) > 1}
         applicable = [f for f in candidates if not any(edit.key() in blocked for edit in f.fix.edits)]  # type: ignore[union-attr]
         if not applicable:
-            for key in blocked:
-                conflicts[key] = Conflict(
-                    target=key[0],  # type: ignore[arg-type]
-                    name=key[1],
-                    proposals=tuple((code, value) for value, codes in proposals[key].items() for code in codes),
-                )
+            conflicts.update((key, _conflict(key, proposals[key])) for key in blocked)
             break
-        finding = applicable[0]
-        spec = ctx.spec
-        for edit in finding.fix.edits:  # type: ignore[union-attr]
-            old = spec.current(edit)
-            if old == edit.value:
-                continue
-            spec = spec.apply(edit)
-            changes.append(Change(target=edit.target, name=edit.name, old=old, new=edit.value, rule=finding.code))
-        ctx = ctx.with_spec(spec)
+        ctx = ctx.with_spec(_apply(applicable[0], ctx.spec, changes))
         findings = run_rules(rules, ctx)
 
     remaining = {(f.code, f.message) for f in findings}
@@ -120,6 +95,48 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
         original=original,
         corrected=ctx.spec,
     )
+
+
+def _fix_candidates(findings: Sequence[Finding], ctx: CheckContext, fix_level: Applicability | None) -> list[Finding]:
+    """The findings whose fix is allowed at ``fix_level`` and would still change something, in order."""
+    return sorted(
+        (
+            f
+            for f in findings
+            if f.fix is not None
+            and _allowed(f.fix.applicability, fix_level)
+            and any(ctx.spec.current(edit) != edit.value for edit in f.fix.edits)
+        ),
+        key=_order,
+    )
+
+
+def _proposals(candidates: Sequence[Finding]) -> dict[tuple[str, str], dict[FlagValue, list[str]]]:
+    """For each flag or variable some fix sets: each value proposed, and the rules proposing it."""
+    proposals: dict[tuple[str, str], dict[FlagValue, list[str]]] = {}
+    for finding in candidates:
+        for edit in finding.fix.edits:  # type: ignore[union-attr]
+            proposals.setdefault(edit.key(), {}).setdefault(edit.value, []).append(finding.code)
+    return proposals
+
+
+def _conflict(key: tuple[str, str], proposed: dict[FlagValue, list[str]]) -> Conflict:
+    return Conflict(
+        target=key[0],  # type: ignore[arg-type]
+        name=key[1],
+        proposals=tuple((code, value) for value, codes in proposed.items() for code in codes),
+    )
+
+
+def _apply(finding: Finding, spec: LaunchSpec, changes: list[Change]) -> LaunchSpec:
+    """The launch with one finding's fix applied whole; each edit that changes a value is recorded."""
+    for edit in finding.fix.edits:  # type: ignore[union-attr]
+        old = spec.current(edit)
+        if old == edit.value:
+            continue
+        spec = spec.apply(edit)
+        changes.append(Change(target=edit.target, name=edit.name, old=old, new=edit.value, rule=finding.code))
+    return spec
 
 
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

@@ -50,51 +50,60 @@ def load_facts(
     revision = revision or inline_revision
     path = Path(name).expanduser()
     if path.is_dir():
-        config_path = path / "config.json"
-        if not config_path.is_file():
-            raise InputError(
-                f"{role} model directory {path} has no config.json",
-                hint="point at the directory that holds the model's config.json",
-            )
-        facts = facts_from_file(config_path, source=str(path), revision=revision, origin="local").model_copy(update={"folder": str(path)})
-        if weights:
-            from specguard.weights import local_weights
-
-            facts = facts.model_copy(update={"weights": local_weights(path, num_hidden_layers=facts.num_hidden_layers)})
-        return facts
+        return _directory_facts(path, revision=revision, role=role, weights=weights)
     if path.is_file():
         return facts_from_file(path, source=str(path), revision=revision, origin="local")
     if looks_like_repo_id(name):
-        from specguard.hub import (  # the hub client is only imported when needed
-            HubUnavailable,
-            download_config,
-            offline_miss,
-        )
-
-        source = f"{name}@{revision}" if revision else name
-        try:
-            miss = offline_miss(name, offline=offline, role=role, revision=revision)
-            if miss is not None:
-                raise miss
-            config_path, resolved_revision, origin = download_config(name, revision=revision, offline=offline, role=role)
-        except HubUnavailable as unavailable:
-            from_catalog = catalog_facts(name, source=source, revision=revision, reason=unavailable.message) if catalog else None
-            if from_catalog is None:
-                message = unavailable.message + (", and specguard's catalog has no copy" if catalog else "")
-                raise HubUnavailable(message, hint=unavailable.hint) from None
-            return from_catalog
-        facts = facts_from_file(config_path, source=source, revision=resolved_revision or revision, origin=origin)
-        facts = facts.model_copy(update={"folder": str(Path(config_path).parent)})
-        if weights:
-            from specguard.weights import hub_weights
-
-            found = hub_weights(name, revision=resolved_revision or revision, offline=offline, num_hidden_layers=facts.num_hidden_layers)
-            facts = facts.model_copy(update={"weights": found})
-        return facts
+        return _hub_facts(name, revision=revision, offline=offline, role=role, weights=weights, catalog=catalog)
     raise InputError(
         f"{role} model {reference!r} is neither a directory nor a Hugging Face repo id",
         hint="give a local model directory or org/name[@revision]",
     )
+
+
+def _directory_facts(path: Path, *, revision: str | None, role: str, weights: bool) -> ModelFacts:
+    config_path = path / "config.json"
+    if not config_path.is_file():
+        raise InputError(
+            f"{role} model directory {path} has no config.json",
+            hint="point at the directory that holds the model's config.json",
+        )
+    facts = facts_from_file(config_path, source=str(path), revision=revision, origin="local").model_copy(update={"folder": str(path)})
+    if weights:
+        from specguard.weights import local_weights
+
+        facts = facts.model_copy(update={"weights": local_weights(path, num_hidden_layers=facts.num_hidden_layers)})
+    return facts
+
+
+def _hub_facts(name: str, *, revision: str | None, offline: bool, role: str, weights: bool, catalog: bool) -> ModelFacts:
+    """A hub repo's config (the cache, then the hub), else the catalog's copy when the hub cannot serve it."""
+    from specguard.hub import (  # the hub client is only imported when needed
+        HubUnavailable,
+        download_config,
+        offline_miss,
+    )
+
+    source = f"{name}@{revision}" if revision else name
+    try:
+        miss = offline_miss(name, offline=offline, role=role, revision=revision)
+        if miss is not None:
+            raise miss
+        config_path, resolved_revision, origin = download_config(name, revision=revision, offline=offline, role=role)
+    except HubUnavailable as unavailable:
+        from_catalog = catalog_facts(name, source=source, revision=revision, reason=unavailable.message) if catalog else None
+        if from_catalog is None:
+            message = unavailable.message + (", and specguard's catalog has no copy" if catalog else "")
+            raise HubUnavailable(message, hint=unavailable.hint) from None
+        return from_catalog
+    facts = facts_from_file(config_path, source=source, revision=resolved_revision or revision, origin=origin)
+    facts = facts.model_copy(update={"folder": str(Path(config_path).parent)})
+    if weights:
+        from specguard.weights import hub_weights
+
+        found = hub_weights(name, revision=resolved_revision or revision, offline=offline, num_hidden_layers=facts.num_hidden_layers)
+        facts = facts.model_copy(update={"weights": found})
+    return facts
 
 
 def catalog_facts(repo_id: str, *, source: str, revision: str | None, reason: str | None = None) -> ModelFacts | None:
@@ -147,6 +156,35 @@ def facts_from_file(config_path: Path, *, source: str, revision: str | None = No
     return facts_from_config(config, source=source, revision=revision, origin=origin)
 
 
+# ModelFacts fields read as one value from config.json: (the type, the keys tried in order, each in
+# the config and then in its ``text_config``).
+_PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
+    "model_type": (str, ("model_type",)),
+    "max_position_embeddings": (int, ("max_position_embeddings",)),
+    "vocab_size": (int, ("vocab_size",)),
+    "draft_vocab_size": (int, ("draft_vocab_size",)),
+    "hidden_size": (int, ("hidden_size",)),
+    "intermediate_size": (int, ("intermediate_size",)),
+    "num_hidden_layers": (int, ("num_hidden_layers",)),
+    "num_attention_heads": (int, ("num_attention_heads",)),
+    "num_key_value_heads": (int, ("num_key_value_heads",)),
+    "head_dim": (int, ("head_dim",)),
+    "num_nextn_predict_layers": (int, ("num_nextn_predict_layers",)),
+    "tie_word_embeddings": (bool, ("tie_word_embeddings",)),
+    "num_experts": (int, ("num_experts", "n_routed_experts", "num_local_experts")),
+    "num_experts_per_tok": (int, ("num_experts_per_tok",)),
+    "moe_intermediate_size": (int, ("moe_intermediate_size",)),
+    "first_k_dense_replace": (int, ("first_k_dense_replace",)),
+    "n_shared_experts": (int, ("n_shared_experts",)),
+    "kv_lora_rank": (int, ("kv_lora_rank",)),
+    "index_share_for_mtp_iteration": (bool, ("index_share_for_mtp_iteration",)),
+    "q_lora_rank": (int, ("q_lora_rank",)),
+    "qk_rope_head_dim": (int, ("qk_rope_head_dim",)),
+    "qk_nope_head_dim": (int, ("qk_nope_head_dim",)),
+    "v_head_dim": (int, ("v_head_dim",)),
+}
+
+
 def facts_from_config(
     config: dict[str, Any],
     *,
@@ -167,20 +205,11 @@ def facts_from_config(
         return None
 
     dtype_key: Literal["dtype", "torch_dtype"] | None = "dtype" if pick("dtype") is not None else ("torch_dtype" if pick("torch_dtype") is not None else None)
-    dtype = _normalise_dtype(pick(dtype_key)) if dtype_key else None
     eagle_config: dict[str, Any] = config["eagle_config"] if isinstance(config.get("eagle_config"), dict) else {}
     aux = eagle_config.get("eagle_aux_hidden_state_layer_ids")
     dflash_config: dict[str, Any] = config["dflash_config"] if isinstance(config.get("dflash_config"), dict) else {}
     quantization = config.get("quantization_config")
-    quant_method = quantization.get("quant_method") if isinstance(quantization, dict) else None
-    rope_scaling = pick("rope_scaling")
-    rope_parameters = pick("rope_parameters")
-    rope_theta = pick("rope_theta")
-    if isinstance(rope_parameters, dict):
-        # transformers 5 folds rope_theta and rope_scaling into rope_parameters.
-        rope_theta = rope_theta if rope_theta is not None else rope_parameters.get("rope_theta")
-        if rope_scaling is None and rope_parameters.get("rope_type", "default") != "default":
-            rope_scaling = {k: v for k, v in rope_parameters.items() if k != "rope_theta"}
+    rope_scaling, rope_theta = _rope(pick("rope_scaling"), pick("rope_parameters"), pick("rope_theta"))
     architectures = pick("architectures")
     return ModelFacts(
         source=source,
@@ -188,40 +217,27 @@ def facts_from_config(
         origin_detail=origin_detail,
         revision=revision,
         architectures=tuple(architectures) if isinstance(architectures, list) else None,
-        model_type=_as(str, pick("model_type")),
-        dtype=dtype,
+        dtype=_normalise_dtype(pick(dtype_key)) if dtype_key else None,
         dtype_key=dtype_key,
-        max_position_embeddings=_as(int, pick("max_position_embeddings")),
         rope_scaling=rope_scaling if isinstance(rope_scaling, dict) else None,
         rope_theta=_as(float, rope_theta),
-        vocab_size=_as(int, pick("vocab_size")),
-        draft_vocab_size=_as(int, pick("draft_vocab_size")),
-        hidden_size=_as(int, pick("hidden_size")),
-        intermediate_size=_as(int, pick("intermediate_size")),
-        num_hidden_layers=_as(int, pick("num_hidden_layers")),
-        num_attention_heads=_as(int, pick("num_attention_heads")),
-        num_key_value_heads=_as(int, pick("num_key_value_heads")),
-        head_dim=_as(int, pick("head_dim")),
-        num_nextn_predict_layers=_as(int, pick("num_nextn_predict_layers")),
-        tie_word_embeddings=_as(bool, pick("tie_word_embeddings")),
-        quantization=_as(str, quant_method),
+        quantization=_as(str, quantization.get("quant_method") if isinstance(quantization, dict) else None),
         eagle_aux_hidden_state_layer_ids=tuple(aux) if isinstance(aux, list) and all(isinstance(i, int) for i in aux) else None,
         target_hidden_size=_as(int, config.get("target_hidden_size")),
         num_aux_hidden_states=_as(int, config.get("num_aux_hidden_states")),
         block_size=_as(int, pick("block_size") if pick("block_size") is not None else dflash_config.get("block_size")),
         has_remote_code=isinstance(config.get("auto_map"), dict),
-        num_experts=_as(int, pick("num_experts", "n_routed_experts", "num_local_experts")),
-        num_experts_per_tok=_as(int, pick("num_experts_per_tok")),
-        moe_intermediate_size=_as(int, pick("moe_intermediate_size")),
-        first_k_dense_replace=_as(int, pick("first_k_dense_replace")),
-        n_shared_experts=_as(int, pick("n_shared_experts")),
-        kv_lora_rank=_as(int, pick("kv_lora_rank")),
-        index_share_for_mtp_iteration=_as(bool, pick("index_share_for_mtp_iteration")),
-        q_lora_rank=_as(int, pick("q_lora_rank")),
-        qk_rope_head_dim=_as(int, pick("qk_rope_head_dim")),
-        qk_nope_head_dim=_as(int, pick("qk_nope_head_dim")),
-        v_head_dim=_as(int, pick("v_head_dim")),
+        **{field: _as(kind, pick(*keys)) for field, (kind, keys) in _PICKED_FIELDS.items()},
     )
+
+
+def _rope(rope_scaling: Any, rope_parameters: Any, rope_theta: Any) -> tuple[Any, Any]:
+    """(rope_scaling, rope_theta): transformers 5 folds both into rope_parameters."""
+    if isinstance(rope_parameters, dict):
+        rope_theta = rope_theta if rope_theta is not None else rope_parameters.get("rope_theta")
+        if rope_scaling is None and rope_parameters.get("rope_type", "default") != "default":
+            rope_scaling = {k: v for k, v in rope_parameters.items() if k != "rope_theta"}
+    return rope_scaling, rope_theta
 
 
 _DTYPE_ALIASES = {

@@ -304,71 +304,80 @@ _VARIABLE = re.compile(
 )
 
 
-def _expand(word: _Word, shell: _Shell) -> list[str]:
-    """The words ``word`` becomes: unquoted arrays and substitutions split on whitespace."""
-    fields: list[list[str]] = [[]]  # each field is a list of pieces; [] means "nothing yet"
-    has_content = False
+class _Fields:
+    """The words one shell word expands to, built piece by piece."""
 
-    def append_text(text: str) -> None:
-        fields[-1].append(text)
+    def __init__(self) -> None:
+        self.fields: list[list[str]] = [[]]  # each field is a list of pieces; [] means "nothing yet"
+        self.has_content = False
 
-    def append_split(values: list[str]) -> None:
-        nonlocal has_content
+    def append_text(self, text: str) -> None:
+        """Text that stays in the current word (quoted, or a literal)."""
+        self.fields[-1].append(text)
+        self.has_content = True
+
+    def append_split(self, values: list[str]) -> None:
+        """Values that each start a new word after the first (an unquoted expansion)."""
         for position, value in enumerate(values):
             if position:
-                fields.append([])
-            fields[-1].append(value)
-            has_content = True
+                self.fields.append([])
+            self.fields[-1].append(value)
+            self.has_content = True
 
+    def words(self) -> list[str]:
+        words = ["".join(f) for f in self.fields]
+        if not self.has_content:
+            return []
+        return [w for w in words if w or len(words) == 1]
+
+
+def _expand(word: _Word, shell: _Shell) -> list[str]:
+    """The words ``word`` becomes: unquoted arrays and substitutions split on whitespace."""
+    fields = _Fields()
     for segment in word.segments:
         if segment.kind == "quoted":
-            append_text(segment.text)
-            has_content = True
+            fields.append_text(segment.text)
         elif segment.kind == "sub":
             result = _substitute(segment.text, shell)
             if result is None:
-                append_text(f"$({segment.text})")
-                has_content = True
+                fields.append_text(f"$({segment.text})")
             elif segment.quoted:
-                append_text(" ".join(result))
-                has_content = True
+                fields.append_text(" ".join(result))
             else:
-                append_split(result)
+                fields.append_split(result)
         else:
-            quoted = segment.kind == "dq"
-            position = 0
-            for match in _VARIABLE.finditer(segment.text):
-                literal = segment.text[position : match.start()]
-                if literal:
-                    append_text(literal)
-                    has_content = True
-                position = match.end()
-                values = _variable(match, shell)
-                if values is _UNSET and match.group(0) == segment.text and len(word.segments) == 1:
-                    values = []  # a word that is only an unset variable is no word at all, as in bash
-                if values is None or values is _UNSET:
-                    # Unknown here ($1, or set outside the script): kept as written, so that
-                    # "$BASE_DIR/DeepSeek-R1" still says where the model is.
-                    append_text(match.group(0))
-                    has_content = True
-                elif quoted and match.group("index") in ("[@]",):
-                    append_split(values)  # "${ARR[@]}": one word per element
-                    has_content = True
-                elif quoted:
-                    append_text(" ".join(values))
-                    has_content = True
-                else:
-                    append_split(" ".join(values).split())
-            tail = segment.text[position:]
-            if tail:
-                append_text(tail)
-                has_content = True
-            if quoted and not segment.text:
-                has_content = True
-    words = ["".join(f) for f in fields]
-    if not has_content:
-        return []
-    return [w for w in words if w or has_content and len(words) == 1]
+            _expand_variables(segment, only_segment=len(word.segments) == 1, shell=shell, fields=fields)
+    return fields.words()
+
+
+def _expand_variables(segment: _Segment, *, only_segment: bool, shell: _Shell, fields: _Fields) -> None:
+    """A literal or double-quoted segment: its text with each $VARIABLE replaced."""
+    quoted = segment.kind == "dq"
+    position = 0
+    for match in _VARIABLE.finditer(segment.text):
+        literal = segment.text[position : match.start()]
+        if literal:
+            fields.append_text(literal)
+        position = match.end()
+        values = _variable(match, shell)
+        if values is _UNSET and match.group(0) == segment.text and only_segment:
+            values = []  # a word that is only an unset variable is no word at all, as in bash
+        if values is None or values is _UNSET:
+            # Unknown here ($1, or set outside the script): kept as written, so that
+            # "$BASE_DIR/DeepSeek-R1" still says where the model is.
+            fields.append_text(match.group(0))
+        elif quoted and match.group("index") in ("[@]",):
+            fields.append_split(values)  # "${ARR[@]}": one word per element
+            fields.has_content = True
+        elif quoted:
+            fields.append_text(" ".join(values))
+        else:
+            fields.append_split(" ".join(values).split())
+    tail = segment.text[position:]
+    if tail:
+        fields.append_text(tail)
+    if quoted and not segment.text:
+        fields.has_content = True
 
 
 _UNSET: list[str] = []  # marker (by identity): a variable neither set in the script nor defaulted
@@ -417,110 +426,130 @@ def _substitute(command: str, shell: _Shell) -> list[str] | None:
 
 def _tokenize(text: str, source: str) -> list:
     """Words (with quoting kept for expansion) and operators, each with its line number."""
-    tokens: list = []
-    segments: list[_Segment] = []
-    word_line = 1
-    line = 1
-    index = 0
-    length = len(text)
+    return _Tokenizer(text, source).run()
 
-    def flush() -> None:
-        nonlocal segments
-        if segments:
-            tokens.append(_Word(segments=segments, line=word_line))
-            segments = []
 
-    def add(kind: str, piece: str, quoted: bool = False) -> None:
-        nonlocal word_line
-        if not segments:
-            word_line = line
-        if kind == "lit" and segments and segments[-1].kind == "lit":
-            segments[-1].text += piece
+_PLACEHOLDER = re.compile(r"<[A-Za-z][\w.-]*>(?=[\s;|&)]|$)")
+
+
+class _Tokenizer:
+    """One pass over the text; each ``_take_*`` consumes what starts at ``index`` if it is its kind."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text, self.source = text, source
+        self.tokens: list = []
+        self.segments: list[_Segment] = []
+        self.word_line = 1
+        self.line = 1
+        self.index = 0
+
+    def run(self) -> list:
+        while self.index < len(self.text):
+            if not (self._take_blank() or self._take_quoted() or self._take_dollar() or self._take_operator()):
+                self.add("lit", self.text[self.index])
+                self.index += 1
+        self.flush()
+        return self.tokens
+
+    def flush(self) -> None:
+        if self.segments:
+            self.tokens.append(_Word(segments=self.segments, line=self.word_line))
+            self.segments = []
+
+    def add(self, kind: str, piece: str, quoted: bool = False) -> None:
+        if not self.segments:
+            self.word_line = self.line
+        if kind == "lit" and self.segments and self.segments[-1].kind == "lit":
+            self.segments[-1].text += piece
         else:
-            segments.append(_Segment(piece, kind, quoted))
+            self.segments.append(_Segment(piece, kind, quoted))
 
-    while index < length:
-        char = text[index]
-        if char == "\\" and index + 1 < length:
+    def _take_blank(self) -> bool:
+        """A backslash escape or line continuation, a comment, blanks, a newline."""
+        text, index, char = self.text, self.index, self.text[self.index]
+        if char == "\\" and index + 1 < len(text):
             if text[index + 1] == "\n":
-                line += 1
-                index += 2
-                continue
-            add("quoted", text[index + 1])
-            index += 2
-            continue
-        if char == "#" and not segments:
+                self.line += 1
+            else:
+                self.add("quoted", text[index + 1])
+            self.index += 2
+        elif char == "#" and not self.segments:
             end = text.find("\n", index)
-            index = length if end < 0 else end
-            continue
-        if char in " \t\r":
-            flush()
-            index += 1
-            continue
-        if char == "\n":
-            flush()
-            tokens.append(_Op("\n", line))
-            line += 1
-            index += 1
-            continue
+            self.index = len(text) if end < 0 else end
+        elif char in " \t\r":
+            self.flush()
+            self.index += 1
+        elif char == "\n":
+            self.flush()
+            self.tokens.append(_Op("\n", self.line))
+            self.line += 1
+            self.index += 1
+        else:
+            return False
+        return True
+
+    def _take_quoted(self) -> bool:
+        text, index, char = self.text, self.index, self.text[self.index]
         if char == "'":
             end = text.find("'", index + 1)
             if end < 0:
-                raise InputError(f"{source}:{line}: unterminated single quote", hint="close the quote")
+                raise InputError(f"{self.source}:{self.line}: unterminated single quote", hint="close the quote")
             piece = text[index + 1 : end]
-            add("quoted", piece)
-            line += piece.count("\n")
-            index = end + 1
-            continue
-        if char == '"':
-            index, line = _double_quoted(text, index + 1, line, source, add)
-            continue
-        if char == "$" and text.startswith("$(", index) and not text.startswith("$((", index):
-            end = _matching_paren(text, index + 2, source, line)
-            add("sub", text[index + 2 : end])
-            line += text[index:end].count("\n")
-            index = end + 1
-            continue
-        if text.startswith("$((", index):
+            self.add("quoted", piece)
+            self.line += piece.count("\n")
+            self.index = end + 1
+        elif char == '"':
+            self.index, self.line = _double_quoted(text, index + 1, self.line, self.source, self.add)
+        else:
+            return False
+        return True
+
+    def _take_dollar(self) -> bool:
+        """A command substitution (expanded later), an arithmetic or braced expansion (kept as text)."""
+        text, index = self.text, self.index
+        if text.startswith("$(", index) and not text.startswith("$((", index):
+            end = _matching_paren(text, index + 2, self.source, self.line)
+            self.add("sub", text[index + 2 : end])
+            self.line += text[index:end].count("\n")
+            self.index = end + 1
+        elif text.startswith("$((", index):
             end = text.find("))", index)
-            end = length - 2 if end < 0 else end
-            add("lit", text[index : end + 2])
-            index = end + 2
-            continue
-        if char == "$" and text.startswith("${", index):
+            end = len(text) - 2 if end < 0 else end
+            self.add("lit", text[index : end + 2])
+            self.index = end + 2
+        elif text.startswith("${", index):
             end = text.find("}", index)
-            end = length - 1 if end < 0 else end
-            add("lit", text[index : end + 1])
-            index = end + 1
-            continue
-        placeholder = re.match(r"<[A-Za-z][\w.-]*>(?=[\s;|&)]|$)", text[index:]) if char == "<" else None
+            end = len(text) - 1 if end < 0 else end
+            self.add("lit", text[index : end + 1])
+            self.index = end + 1
+        else:
+            return False
+        return True
+
+    def _take_operator(self) -> bool:
+        """A placeholder, an array's opening, a redirection (skipped), or an operator."""
+        text, index, char = self.text, self.index, self.text[self.index]
+        placeholder = _PLACEHOLDER.match(text[index:]) if char == "<" else None
         if placeholder:  # `--model <your-model>` in documentation: a placeholder, not a redirection
-            add("lit", placeholder.group(0))
-            index += placeholder.end()
-            continue
-        if char in ";&|()<>":
-            if char == "(" and segments and segments[-1].kind == "lit" and segments[-1].text.endswith("="):
-                opens = True
-            else:
-                opens = False
-            if opens:
-                tokens.append(_Word(segments=segments, line=word_line, opens_array=True))
-                segments = []
-            else:
-                if char in "<>" or (char == "&" and text.startswith("&>", index)):
-                    if segments and all(s.kind == "lit" and s.text.isdigit() for s in segments):
-                        segments = []  # the 2 of 2>&1 is a file descriptor, not a word
-                    index = _skip_redirection(text, index)
-                    continue
-                flush()
-            operator = text[index : index + 2] if text[index : index + 2] in ("&&", "||", ";;") else char
-            tokens.append(_Op(operator, line))
-            index += len(operator)
-            continue
-        add("lit", char)
-        index += 1
-    flush()
-    return tokens
+            self.add("lit", placeholder.group(0))
+            self.index += placeholder.end()
+            return True
+        if char not in ";&|()<>":
+            return False
+        if char == "(" and self.segments and self.segments[-1].kind == "lit" and self.segments[-1].text.endswith("="):
+            self.tokens.append(_Word(segments=self.segments, line=self.word_line, opens_array=True))
+            self.segments = []
+        elif char in "<>" or (char == "&" and text.startswith("&>", index)):
+            if self.segments and all(s.kind == "lit" and s.text.isdigit() for s in self.segments):
+                self.segments = []  # the 2 of 2>&1 is a file descriptor, not a word
+            self.index = _skip_redirection(text, index)
+            return True
+        else:
+            self.flush()
+        operator = text[index : index + 2] if text[index : index + 2] in ("&&", "||", ";;") else char
+        self.tokens.append(_Op(operator, self.line))
+        self.index += len(operator)
+        return True
 
 
 def _double_quoted(text: str, index: int, line: int, source: str, add) -> tuple[int, int]:

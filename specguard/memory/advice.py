@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from specguard.memory.estimate import GIB, MemoryBudget, estimate, graph_max_flag
+from specguard.memory.estimate import GIB, MemoryBudget, estimate
 from specguard.models import Edit, FlagValue
+from specguard.resolution.cuda_graph import graph_max_flag
 from specguard.spec import LaunchSpec
 
 MARGIN_BYTES = GIB // 2  # kept free on top of the estimated runtime need

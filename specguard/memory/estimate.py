@@ -13,7 +13,7 @@ Each line of ``MemoryBudget`` carries the assumption it rests on; the MM rules q
 
 from __future__ import annotations
 
-from packaging.version import Version
+from typing import NamedTuple
 
 from specguard.memory.params import (
     ParamCount,
@@ -22,18 +22,25 @@ from specguard.memory.params import (
     draft_kind,
     kv_bytes_per_token,
 )
-from specguard.models import Environment, Frozen, ModelFacts
+from specguard.models import Environment, Frozen, GpuSpec, ModelFacts
 from specguard.resolution import Resolution
+from specguard.resolution.cuda_graph import (
+    VISIBLE_FRACTION,
+    captured_graph_bs,
+    configured_graph_bs,
+    default_chunked_prefill,
+    default_mem_fraction,
+    gpu_visible_mib,
+)
+from specguard.sglang_facts.defaults import GRAPH_MIB_PER_BS
 from specguard.spec import LaunchSpec
 
 GIB = 1 << 30
 MIB = 1 << 20
 
 # Assumptions, stated once and quoted by the budget lines and the rule docs.
-VISIBLE_FRACTION = 0.99  # H100 "80 GB": torch sees 79.19 GiB (81559 MiB)
 CUDA_CONTEXT_GIB = 0.6  # H100 logs: 79.19 GiB visible, "Load weight begin. avail mem=78.58 GB"
 NCCL_GIB_PER_TP = 0.5  # extra per process when tp > 1 (NCCL/custom all-reduce buffers), rough
-GRAPH_MIB_PER_BS = 2  # SGLang's own reserve: decode max_bs * 2 MiB (memory_hook.reserve_for_graph_mb)
 
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "fp8": 1}
 _KV_DTYPE_BYTES = {
@@ -48,9 +55,6 @@ _QUANT_BYTES = {
 # fp8 block-wise scales: one float32 per 128x128 block (DeepSeek-V3 weight_block_size [128, 128]);
 # int4 group scales: one fp16 per 128 weights.
 _SCALE_BYTES = {1.0: 4 / (128 * 128), 0.5: 2 / 128}
-
-# Decode CUDA-graph max_bs defaults by GPU memory (SGLang 0.5.23 memory_hook.py:88-180).
-DECODE_GRAPH_FLAG_SINCE = Version("0.5.14")  # --cuda-graph-max-bs-decode / --cuda-graph-bs-decode
 
 
 class BudgetLine(Frozen):
@@ -142,15 +146,7 @@ class MemoryBudget(Frozen):
 
 
 # --------------------------------------------------------------------------------------------
-# Flags, the way SGLang resolves them
-
-
-def graph_max_flag(version: Version) -> str:
-    return "--cuda-graph-max-bs-decode" if version >= DECODE_GRAPH_FLAG_SINCE else "--cuda-graph-max-bs"
-
-
-def graph_bs_flag(version: Version) -> str:
-    return "--cuda-graph-bs-decode" if version >= DECODE_GRAPH_FLAG_SINCE else "--cuda-graph-bs"
+# The dtypes the memory is counted in
 
 
 def model_dtype(spec: LaunchSpec, target: ModelFacts) -> str:
@@ -166,116 +162,6 @@ def kv_dtype(spec: LaunchSpec, dtype: str) -> str:
     given = spec.get("kv_cache_dtype")
     return dtype if given in (None, "auto") else given
 
-
-def gpu_visible_mib(env: Environment) -> float | None:
-    if env.gpu is None or env.gpu.memory_gib is None:
-        return None
-    return env.gpu.memory_gib * 1024 * VISIBLE_FRACTION
-
-
-def default_graph_max_bs(gpu_mib: float | None, tp: int) -> int:
-    """SGLang 0.5.23 ``_handle_gpu_memory_settings``: the decode graph max_bs by GPU memory."""
-    if gpu_mib is None:
-        return 160
-    if gpu_mib < 20 * 1024:
-        return 8
-    if gpu_mib < 35 * 1024:
-        return 48 if tp < 4 else 160
-    if gpu_mib < 60 * 1024:
-        return 32 if tp < 4 else 160
-    if gpu_mib < 160 * 1024:
-        return 256 if tp < 4 else 512
-    return 512
-
-
-def default_chunked_prefill(gpu_mib: float | None) -> int:
-    if gpu_mib is None or gpu_mib < 20 * 1024:
-        return 2048 if gpu_mib is not None else 4096
-    if gpu_mib < 60 * 1024:
-        return 4096
-    if gpu_mib < 160 * 1024:
-        return 8192
-    return 16384
-
-
-def spec_graph_schedule(max_bs: int, disable_padding: bool = False) -> list[int]:
-    """SGLang 0.5.23 ``generate_decode_cuda_graph_batch_sizes`` for speculative decoding (P29/P30)."""
-    if disable_padding:
-        sizes = list(range(1, max_bs + 1))
-    else:
-        sizes = [*range(1, 9), *range(10, 33, 2), *range(40, 65, 4), *range(72, 257, 8), *range(272, max_bs + 1, 16)]
-    sizes = [s for s in sizes if s <= max_bs]
-    if max_bs not in sizes:
-        sizes.append(max_bs)
-    return sizes
-
-
-def explicit_graph_bs(spec: LaunchSpec) -> list[int] | None:
-    for dest in ("cuda_graph_bs_decode", "cuda_graph_bs"):
-        value = spec.get(dest)
-        if value:
-            return sorted(set(value))
-    return None
-
-
-def explicit_graph_max_bs(spec: LaunchSpec) -> int | None:
-    for dest in ("cuda_graph_max_bs_decode", "cuda_graph_max_bs"):
-        value = spec.get(dest)
-        if value is not None:
-            return value
-    return None
-
-
-def configured_graph_bs(spec: LaunchSpec, env: Environment) -> list[int]:
-    """The decode capture list SGLang resolves at argument time (before the runtime clamp)."""
-    if spec.get("disable_cuda_graph"):
-        return []
-    given = explicit_graph_bs(spec)
-    if given:
-        return given
-    tp = spec.get("tp_size") or 1
-    max_bs = explicit_graph_max_bs(spec)
-    if max_bs is None:
-        max_bs = default_graph_max_bs(gpu_visible_mib(env), tp)
-        user_mrr = spec.get("max_running_requests")
-        if user_mrr is not None and max_bs > user_mrr:  # P28: only a user-set mrr lowers it
-            max_bs = user_mrr
-    return spec_graph_schedule(max_bs, bool(spec.get("disable_cuda_graph_padding")))
-
-
-def captured_graph_bs(configured: list[int], max_running_requests: int) -> list[int]:
-    """The runtime clamp (``get_batch_sizes_to_capture``): sizes above the request slots are
-    dropped and the slot count itself is captured instead."""
-    if not configured:
-        return []
-    sizes = [s for s in configured if s <= max_running_requests]
-    if max(configured) > max_running_requests:
-        sizes.append(max_running_requests)
-    return sorted(set(sizes))
-
-
-def default_mem_fraction(spec: LaunchSpec, env: Environment, configured_max_bs: int) -> float:
-    """SGLang 0.5.23 ``_handle_gpu_memory_settings`` when --mem-fraction-static is unset:
-    ``(gpu_mem - reserved) / gpu_mem`` with reserved = 512 MiB + 1.5 MiB x max(chunked prefill,
-    2048) + tp/8 GiB + 2 MiB x decode max_bs, at least 10 GiB on GPUs above 60 GiB."""
-    gpu_mib = gpu_visible_mib(env)
-    if gpu_mib is None:
-        return 0.95
-    tp = spec.get("tp_size") or 1
-    chunk = spec.get("chunked_prefill_size") if _modeled("chunked_prefill_size") else None
-    chunk = chunk or default_chunked_prefill(gpu_mib)
-    reserved = 512 + max(chunk, 2048) * 1.5 + tp / 8 * 1024
-    if not spec.get("disable_cuda_graph"):
-        reserved += configured_max_bs * GRAPH_MIB_PER_BS
-    if gpu_mib > 60 * 1024:
-        reserved = max(reserved, 10 * 1024)
-    return round((gpu_mib - reserved) / gpu_mib, 3)
-
-
-def _modeled(dest: str) -> bool:
-    from specguard.flags import FLAGS_BY_DEST
-
-    return dest in FLAGS_BY_DEST
 
 
 # --------------------------------------------------------------------------------------------
@@ -323,6 +209,176 @@ def draft_layers_for_kv(kind: str | None, draft: ModelFacts | None, target: Mode
     return (draft.num_hidden_layers or 0) if draft else 0
 
 
+class _Weights(NamedTuple):
+    draft_kind: str | None
+    target: BudgetLine
+    draft: BudgetLine
+
+
+class _KvCell(NamedTuple):
+    target: int
+    draft: int
+
+    @property
+    def total(self) -> int:
+        return self.target + self.draft
+
+
+class _Tree(NamedTuple):
+    line: BudgetLine
+    per_request: int  # the tensors' bytes per request
+    draft_slots: int  # the draft tokens' KV bytes per request, taken from the pool
+
+
+def _weight_lines(
+    spec: LaunchSpec, target: ModelFacts, draft: ModelFacts | None, algorithm: str | None, target_count: ParamCount, dtype_bytes: int, tp: int
+) -> _Weights:
+    t_bytes, t_note = weight_bytes(target_count, dtype_bytes, _quant(spec, target), tp)
+    kind = draft_kind(algorithm, draft, target)
+    draft_count = count_draft(kind, draft, target)
+    if draft_count is not None:
+        d_quant = _quant(spec, target) if kind == "mtp" else (draft.quantization if draft else None)
+        d_bytes, d_note = weight_bytes(draft_count, dtype_bytes, d_quant, tp)
+        d_note = f"{kind} draft, {draft_count.total + draft_count.mtp - draft_count.embed:,} params resident; {d_note}"
+    else:
+        d_bytes, d_note = 0, "no draft weights (no draft model, NGRAM, or unknown draft shape)"
+    return _Weights(
+        draft_kind=kind,
+        target=BudgetLine(
+            name="target weights", bytes=t_bytes, detail=f"{target.architecture or 'target'}, {target_count.total:,} params / tp {tp}; {t_note}",
+            assumption="parameters counted from config.json (attention, MLP or experts, MLA, embeddings, head)",
+        ),
+        draft=BudgetLine(
+            name="draft weights", bytes=d_bytes, detail=d_note,
+            assumption="EAGLE heads share the target's embeddings (and EAGLE-1 its head); MTP layers share both",
+        ),
+    )
+
+
+def _kv_cell(kind: str | None, target: ModelFacts, draft: ModelFacts | None, kv_size: float, tp: int) -> _KvCell:
+    """SGLang sizes the draft's layers like the target's (pool_configurator.py); a DFLASH draft has its own."""
+    t_cell = kv_bytes_per_token(target, kv_size, tp) or 0
+    draft_layers = draft_layers_for_kv(kind, draft, target)
+    d_cell = int(t_cell * draft_layers / target.num_hidden_layers) if draft_layers and target.num_hidden_layers else 0
+    if kind == "dflash" and draft is not None:
+        d_cell = kv_bytes_per_token(draft, kv_size, tp) or 0
+    return _KvCell(t_cell, d_cell)
+
+
+def _tree(resolution: Resolution, target: ModelFacts, draft: ModelFacts | None, dtype_bytes: int, cell: int, max_bs: int) -> _Tree:
+    """The speculative tensors at the largest batch the graphs capture."""
+    algorithm = resolution.algorithm
+    steps = resolution.num_steps or 0
+    topk = resolution.eagle_topk or 0
+    ndt = resolution.num_draft_tokens or 0
+    vocab = target.vocab_size or 0
+    draft_vocab = (draft.draft_vocab_size or draft.vocab_size or vocab) if draft else vocab
+    h = target.hidden_size or 0
+    if algorithm is not None and ndt:
+        logits = ndt * vocab * 4 + topk * draft_vocab * 4  # float32 verify logits + draft top-k logits
+        hidden = (ndt + steps * topk) * h * dtype_bytes * 3  # hidden states the draft reads (3 layers for EAGLE3)
+        per_request = logits + hidden
+        draft_slots = steps * topk * cell  # draft tokens' KV slots, taken from the pool
+    else:
+        per_request, draft_slots = 0, 0
+    batch = max(max_bs, 1) if algorithm is not None else 0
+    line = BudgetLine(
+        name="tree",
+        bytes=per_request * batch,
+        detail=(
+            f"{per_request / MIB:.1f} MiB/request x {batch} (steps {steps}, topk {topk}, draft tokens {ndt}); "
+            f"plus {steps * topk} draft KV slots/request from the pool"
+            if algorithm is not None
+            else "no speculative decoding"
+        ),
+        assumption="verify logits ndt x vocab and draft logits topk x draft vocab in float32, plus the hidden "
+        "states the draft reads, at the largest captured batch; the logits are transient but peak during verify",
+    )
+    return _Tree(line, per_request, draft_slots)
+
+
+def _graphs_line(resolution: Resolution, graph_bs: list[int], context: int) -> BudgetLine:
+    """The CUDA graph pools and the kv_indices buffers they keep, at the largest captured batch."""
+    if graph_bs:
+        max_bs = max(graph_bs)
+        steps, topk = resolution.num_steps or 0, resolution.eagle_topk or 0
+        speculative = resolution.algorithm is not None
+        verify_tokens = max_bs * max(resolution.num_draft_tokens or 0, 1)
+        idx = verify_tokens * context * 4  # target kv_indices (int32), flashinfer_backend.py:1106-1111
+        if speculative and steps and topk:
+            idx += steps * max_bs * topk * context * 4  # draft kv_indices, flashinfer_backend.py:2630-2641
+        runners = 2 if speculative else 1
+        pools = max_bs * GRAPH_MIB_PER_BS * MIB * runners
+        graph_bytes = idx + pools
+        graph_detail = (
+            f"{len(graph_bs)} batch sizes up to {max_bs}; kv_indices buffers {idx / GIB:.2f} GiB "
+            f"(context {context}), graph pools {pools / GIB:.2f} GiB"
+        )
+    else:
+        graph_bytes, graph_detail = 0, "CUDA graphs disabled"
+    return BudgetLine(
+        name="cuda graphs",
+        bytes=graph_bytes,
+        detail=graph_detail,
+        assumption="FlashInfer-style int32 kv_indices: target verify max_bs x draft tokens x context, draft "
+        "decode steps x max_bs x topk x context (Triton uses int64, fa3 a smaller page table); graph pools "
+        f"{GRAPH_MIB_PER_BS} MiB per batch size for the target and again for the draft (SGLang's own reserve)",
+    )
+
+
+def _activations_line(gpu_mib: float, target: ModelFacts, dtype_bytes: int, tp: int) -> BudgetLine:
+    chunk = default_chunked_prefill(gpu_mib)
+    h = target.hidden_size or 0
+    inter = target.intermediate_size or 4 * h
+    return BudgetLine(
+        name="activations",
+        bytes=int(chunk * (4 * h + 2 * inter) * dtype_bytes / tp) + 512 * MIB,
+        detail=f"chunked prefill {chunk} tokens",
+        assumption="one prefill chunk's hidden, attention and gated-MLP intermediates plus 512 MiB of backend "
+        "metadata (SGLang's constant); a lower bound, SGLang's own default reserves 1.5 MiB per chunk token",
+    )
+
+
+def _gpu_lines(gpu: GpuSpec, gpu_mib: float, tp: int) -> tuple[BudgetLine, BudgetLine]:
+    """The GPU's memory as torch sees it, and what is free before the weights load."""
+    total = int(gpu_mib * MIB)
+    usable = int(total - (CUDA_CONTEXT_GIB + (NCCL_GIB_PER_TP if tp > 1 else 0)) * GIB)
+    return (
+        BudgetLine(
+            name="gpu memory", bytes=total, detail=f"{gpu.name} {gpu.memory_gib:g} GiB x {VISIBLE_FRACTION}",
+            assumption=f"the GPU table's size x {VISIBLE_FRACTION}, what torch sees (H100: 79.19 of 80)",
+        ),
+        BudgetLine(
+            name="free before load", bytes=usable,
+            detail=f"minus {CUDA_CONTEXT_GIB} GiB CUDA context" + (f" and {NCCL_GIB_PER_TP} GiB NCCL (tp {tp})" if tp > 1 else ""),
+            assumption="SGLang's pre-load free memory, on which mem_fraction_static is applied",
+        ),
+    )
+
+
+def _static_lines(usable: BudgetLine, mfs: float, origin: str, weights: _Weights, cell: _KvCell, kvd: str) -> tuple[BudgetLine, BudgetLine, int]:
+    """What mem_fraction_static holds (weights + KV), the KV pool left of it, and its tokens."""
+    static = int(usable.bytes * mfs)
+    pool = static - weights.target.bytes - weights.draft.bytes
+    tokens = max(pool, 0) // cell.total if cell.total else 0
+    static_line = BudgetLine(
+        name="static (weights + KV)", bytes=static, detail=f"mem_fraction_static {mfs} ({origin})",
+        assumption="pre-load free memory x mem_fraction_static",
+    )
+    pool_line = BudgetLine(
+        name="KV pool", bytes=pool,
+        detail=f"{tokens:,} tokens at {cell.total:,} B/token (target {cell.target:,} + draft {cell.draft:,}, {kvd})",
+        assumption="static budget minus weights; SGLang 0.5.23 cell size, draft layers sized like the target's",
+    )
+    return static_line, pool_line, tokens
+
+
+def _tokens_needed(spec: LaunchSpec, context: int, mrr: int) -> int:
+    """The requested context for every running request when the user sized either; else one request."""
+    explicit = spec.get("max_running_requests") is not None or spec.get("context_length") is not None
+    return context * (mrr or 1) if explicit else context
+
+
 def estimate(
     spec: LaunchSpec,
     target: ModelFacts | None,
@@ -342,161 +398,39 @@ def estimate(
     dtype = model_dtype(spec, target)
     dtype_bytes = _DTYPE_BYTES.get(dtype, 2)
     kvd = kv_dtype(spec, dtype)
-    kv_size = _KV_DTYPE_BYTES.get(kvd, dtype_bytes)
-    algorithm = resolution.algorithm
+    weights = _weight_lines(spec, target, draft, resolution.algorithm, target_count, dtype_bytes, tp)
+    cell = _kv_cell(weights.draft_kind, target, draft, _KV_DTYPE_BYTES.get(kvd, dtype_bytes), tp)
+    gpu_memory, usable = _gpu_lines(env.gpu, gpu_mib, tp)
 
-    # Weights.
-    t_bytes, t_note = weight_bytes(target_count, dtype_bytes, _quant(spec, target), tp)
-    kind = draft_kind(algorithm, draft, target)
-    draft_count = count_draft(kind, draft, target)
-    if draft_count is not None:
-        d_quant = _quant(spec, target) if kind == "mtp" else (draft.quantization if draft else None)
-        d_bytes, d_note = weight_bytes(draft_count, dtype_bytes, d_quant, tp)
-        d_note = f"{kind} draft, {draft_count.total + draft_count.mtp - draft_count.embed:,} params resident; {d_note}"
-    else:
-        d_bytes, d_note = 0, "no draft weights (no draft model, NGRAM, or unknown draft shape)"
-
-    # KV cell: SGLang sizes the draft's layers like the target's (pool_configurator.py).
-    t_cell = kv_bytes_per_token(target, kv_size, tp) or 0
-    draft_layers = draft_layers_for_kv(kind, draft, target)
-    d_cell = int(t_cell * draft_layers / target.num_hidden_layers) if draft_layers and target.num_hidden_layers else 0
-    if kind == "dflash" and draft is not None:
-        d_cell = kv_bytes_per_token(draft, kv_size, tp) or 0
-    cell = t_cell + d_cell
-
-    # Memory and the static fraction.
-    total = int(gpu_mib * MIB)
-    usable = int(total - (CUDA_CONTEXT_GIB + (NCCL_GIB_PER_TP if tp > 1 else 0)) * GIB)
     mrr = resolution.max_running_requests or spec.get("max_running_requests") or 0
     configured = configured_graph_bs(spec, env)
     mfs = spec.get("mem_fraction_static")
     origin = "given"
     if mfs is None:
-        mfs = default_mem_fraction(spec, env, max(configured) if configured else 0)
-        origin = "SGLang 0.5.23 default"
-    static = int(usable * mfs)
-    pool = static - t_bytes - d_bytes
-    tokens = max(pool, 0) // cell if cell else 0
-    concurrency = mrr or 1
-    explicit_mrr = spec.get("max_running_requests") is not None
-    needed = context * concurrency if (explicit_mrr or spec.get("context_length") is not None) else context
+        mfs, origin = default_mem_fraction(spec, env, max(configured) if configured else 0), "SGLang 0.5.23 default"
+    static, pool, tokens = _static_lines(usable, mfs, origin, weights, cell, kvd)
 
-    # Speculative tensors and CUDA graphs, at the largest batch the graphs capture.
     graph_bs = captured_graph_bs(configured, mrr) if mrr else configured
-    max_bs = max(graph_bs) if graph_bs else 0
-    steps = resolution.num_steps or 0
-    topk = resolution.eagle_topk or 0
-    ndt = resolution.num_draft_tokens or 0
-    vocab = target.vocab_size or 0
-    draft_vocab = (draft.draft_vocab_size or draft.vocab_size or vocab) if draft else vocab
-    h = target.hidden_size or 0
-    if algorithm is not None and ndt:
-        logits = ndt * vocab * 4 + topk * draft_vocab * 4  # float32 verify logits + draft top-k logits
-        hidden = (ndt + steps * topk) * h * dtype_bytes * 3  # hidden states the draft reads (3 layers for EAGLE3)
-        per_request = logits + hidden
-        draft_slots = steps * topk * cell  # draft tokens' KV slots, taken from the pool
-    else:
-        per_request, draft_slots = 0, 0
-    batch = max(max_bs, 1) if algorithm is not None else 0
-    tree_bytes = per_request * batch
-    tree_line = BudgetLine(
-        name="tree",
-        bytes=tree_bytes,
-        detail=(
-            f"{per_request / MIB:.1f} MiB/request x {batch} (steps {steps}, topk {topk}, draft tokens {ndt}); "
-            f"plus {steps * topk} draft KV slots/request from the pool"
-            if algorithm is not None
-            else "no speculative decoding"
-        ),
-        assumption="verify logits ndt x vocab and draft logits topk x draft vocab in float32, plus the hidden "
-        "states the draft reads, at the largest captured batch; the logits are transient but peak during verify",
-    )
-
-    if graph_bs:
-        verify_tokens = max_bs * max(ndt, 1)
-        idx = verify_tokens * context * 4  # target kv_indices (int32), flashinfer_backend.py:1106-1111
-        if algorithm is not None and steps and topk:
-            idx += steps * max_bs * topk * context * 4  # draft kv_indices, flashinfer_backend.py:2630-2641
-        runners = 2 if algorithm is not None else 1
-        pools = max_bs * GRAPH_MIB_PER_BS * MIB * runners
-        graph_bytes = idx + pools
-        graph_detail = (
-            f"{len(graph_bs)} batch sizes up to {max_bs}; kv_indices buffers {idx / GIB:.2f} GiB "
-            f"(context {context}), graph pools {pools / GIB:.2f} GiB"
-        )
-    else:
-        graph_bytes, graph_detail = 0, "CUDA graphs disabled"
-    graphs_line = BudgetLine(
-        name="cuda graphs",
-        bytes=graph_bytes,
-        detail=graph_detail,
-        assumption="FlashInfer-style int32 kv_indices: target verify max_bs x draft tokens x context, draft "
-        "decode steps x max_bs x topk x context (Triton uses int64, fa3 a smaller page table); graph pools "
-        f"{GRAPH_MIB_PER_BS} MiB per batch size for the target and again for the draft (SGLang's own reserve)",
-    )
-    chunk = default_chunked_prefill(gpu_mib)
-    inter = target.intermediate_size or 4 * h
-    act = int(chunk * (4 * h + 2 * inter) * dtype_bytes / tp) + 512 * MIB
-    act_line = BudgetLine(
-        name="activations",
-        bytes=act,
-        detail=f"chunked prefill {chunk} tokens",
-        assumption="one prefill chunk's hidden, attention and gated-MLP intermediates plus 512 MiB of backend "
-        "metadata (SGLang's constant); a lower bound, SGLang's own default reserves 1.5 MiB per chunk token",
-    )
-    headroom = usable - static
-    spare = headroom - tree_bytes - graph_bytes - act
-
+    tree = _tree(resolution, target, draft, dtype_bytes, cell.total, max(graph_bs) if graph_bs else 0)
+    graphs = _graphs_line(resolution, graph_bs, context)
+    activations = _activations_line(gpu_mib, target, dtype_bytes, tp)
+    headroom = usable.bytes - static.bytes
     return MemoryBudget(
-        gpu=env.gpu.name,
-        gpu_memory=BudgetLine(
-            name="gpu memory", bytes=total, detail=f"{env.gpu.name} {env.gpu.memory_gib:g} GiB x {VISIBLE_FRACTION}",
-            assumption=f"the GPU table's size x {VISIBLE_FRACTION}, what torch sees (H100: 79.19 of 80)",
-        ),
-        usable=BudgetLine(
-            name="free before load", bytes=usable,
-            detail=f"minus {CUDA_CONTEXT_GIB} GiB CUDA context" + (f" and {NCCL_GIB_PER_TP} GiB NCCL (tp {tp})" if tp > 1 else ""),
-            assumption="SGLang's pre-load free memory, on which mem_fraction_static is applied",
-        ),
-        mem_fraction_static=mfs,
-        mem_fraction_origin=origin,
-        tp_size=tp,
-        dtype=dtype,
-        kv_dtype=kvd,
-        target_weights=BudgetLine(
-            name="target weights", bytes=t_bytes, detail=f"{target.architecture or 'target'}, {target_count.total:,} params / tp {tp}; {t_note}",
-            assumption="parameters counted from config.json (attention, MLP or experts, MLA, embeddings, head)",
-        ),
-        draft_weights=BudgetLine(
-            name="draft weights", bytes=d_bytes, detail=d_note,
-            assumption="EAGLE heads share the target's embeddings (and EAGLE-1 its head); MTP layers share both",
-        ),
-        static_budget=BudgetLine(
-            name="static (weights + KV)", bytes=static, detail=f"mem_fraction_static {mfs} ({origin})",
-            assumption="pre-load free memory x mem_fraction_static",
-        ),
-        kv_pool=BudgetLine(
-            name="KV pool", bytes=pool,
-            detail=f"{tokens:,} tokens at {cell:,} B/token (target {t_cell:,} + draft {d_cell:,}, {kvd})",
-            assumption="static budget minus weights; SGLang 0.5.23 cell size, draft layers sized like the target's",
-        ),
-        kv_bytes_per_token_target=t_cell,
-        kv_bytes_per_token_draft=d_cell,
-        kv_pool_tokens=tokens,
-        context_len=context,
-        max_running_requests=mrr,
-        tokens_needed=needed,
-        tree=tree_line,
-        tree_per_request=per_request + draft_slots,
-        graph_bs=tuple(graph_bs),
-        graphs=graphs_line,
-        activations=act_line,
+        gpu=env.gpu.name, gpu_memory=gpu_memory, usable=usable,
+        mem_fraction_static=mfs, mem_fraction_origin=origin, tp_size=tp, dtype=dtype, kv_dtype=kvd,
+        target_weights=weights.target, draft_weights=weights.draft,
+        static_budget=static, kv_pool=pool,
+        kv_bytes_per_token_target=cell.target, kv_bytes_per_token_draft=cell.draft, kv_pool_tokens=tokens,
+        context_len=context, max_running_requests=mrr, tokens_needed=_tokens_needed(spec, context, mrr),
+        tree=tree.line, tree_per_request=tree.per_request + tree.draft_slots,
+        graph_bs=tuple(graph_bs), graphs=graphs, activations=activations,
         headroom=BudgetLine(
             name="headroom", bytes=headroom, detail=f"(1 - {mfs}) of the free memory",
             assumption="what mem_fraction_static leaves for graphs, tree tensors and activations",
         ),
         spare=BudgetLine(
-            name="spare", bytes=spare, detail="headroom - tree - cuda graphs - activations",
+            name="spare", bytes=headroom - tree.line.bytes - graphs.bytes - activations.bytes,
+            detail="headroom - tree - cuda graphs - activations",
             assumption="negative: expect an out-of-memory during CUDA graph capture or the first large batch",
         ),
     )

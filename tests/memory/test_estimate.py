@@ -17,8 +17,9 @@ from __future__ import annotations
 import pytest
 
 from specguard.facts import load_facts
-from specguard.memory.estimate import GIB, spec_graph_schedule, weight_bytes
+from specguard.memory.estimate import GIB, weight_bytes
 from specguard.memory.params import count_draft, count_target, kv_bytes_per_token
+from specguard.resolution.cuda_graph import spec_graph_schedule
 from tests.conftest import DRAFT_TEMPLATES, HF_CONFIGS
 
 FIXTURES = {

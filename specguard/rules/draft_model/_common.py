@@ -20,7 +20,7 @@ DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
 # architectures SGLang fills ``--speculative-draft-model-path`` with ``--model-path`` when it is
 # unset, and warns "DeepSeek MTP does not require setting speculative_draft_model_path" when it
 # is set (except for the two Mistral/Pixtral ones, whose MTP draft is a separate EAGLE head).
-# One table, kept in resolution.py, which predicts the same fill-in.
+# One table, kept in specguard.resolution.speculative, which predicts the same fill-in.
 MTP_AUTOFILL_ARCHITECTURES = MTP_TARGET_ARCHITECTURES
 MTP_AUTOFILL_NO_WARNING = frozenset({"MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})
 

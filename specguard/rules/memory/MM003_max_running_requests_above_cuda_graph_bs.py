@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.memory.estimate import configured_graph_bs
 from specguard.models import Applicability, Finding, Severity
+from specguard.resolution.cuda_graph import configured_graph_bs
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,

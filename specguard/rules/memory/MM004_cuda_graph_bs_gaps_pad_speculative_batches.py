@@ -5,12 +5,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from specguard.memory.estimate import (
+from specguard.models import Applicability, Edit, Finding, Fix, Severity
+from specguard.resolution.cuda_graph import (
     explicit_graph_bs,
     graph_bs_flag,
     spec_graph_schedule,
 )
-from specguard.models import Applicability, Edit, Finding, Fix, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,

@@ -14,8 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
-
-NGRAM_DEFAULT_MAX_BFS_BREADTH = 10
+from specguard.sglang_facts.defaults import NGRAM_DEFAULT_MAX_BFS_BREADTH
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -14,11 +14,11 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.spec_params._shared import int_flag
+from specguard.sglang_facts.defaults import NGRAM_DEFAULT_DRAFT_TOKENS
 
 CORPUS = "--speculative-ngram-external-corpus-path"
 BUDGET = "--speculative-ngram-external-sam-budget"
 MAX_TOKENS = "--speculative-ngram-external-corpus-max-tokens"
-NGRAM_DEFAULT_DRAFT_TOKENS = 12
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

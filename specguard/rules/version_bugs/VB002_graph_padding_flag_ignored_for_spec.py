@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.resolution import DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     SPECULATIVE_GRAPH_ALGORITHMS,
@@ -18,6 +17,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.sglang_facts.defaults import DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
 
 # The largest size SGLang's own speculative capture list reached before 0.5.3 on <90 GB GPUs.
 _MAX_DENSE_BS = 160

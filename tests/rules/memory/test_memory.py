@@ -205,7 +205,7 @@ def test_mrr_above_graph_bs_is_a_warning_only_when_sglang_chose_the_48() -> None
 
 def test_small_gpu_default_graph_max_bs_is_eight() -> None:
     """Below 20 GiB SGLang captures up to 8 (memory_hook.py); the auto 48 then runs eager above 8."""
-    from specguard.memory.estimate import default_graph_max_bs
+    from specguard.resolution.cuda_graph import default_graph_max_bs
 
     assert default_graph_max_bs(16 * 1024, 1) == 8
     assert default_graph_max_bs(24 * 1024 * 0.99, 1) == 48

@@ -1,0 +1,38 @@
+"""The values SGLang will run with, as one frozen record every rule reads (``ctx.resolution``)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from specguard.models import Frozen
+from specguard.sglang_facts.defaults import SpecParams
+
+
+class Resolution(Frozen):
+    """The values SGLang will run with; ``set_by`` names the resolution step for each one it sets."""
+
+    algorithm: str | None = None
+    num_steps: int | None = None
+    eagle_topk: int | None = None
+    num_draft_tokens: int | None = None
+    draft_model_path: str | None = None
+    max_running_requests: int | None = None
+    attention_backend: str | None = Field(
+        default=None, description="the backend the target runs: --attention-backend, else SGLang's default for the GPU"
+    )
+    draft_attention_backend: str | None = None
+    page_size: int | None = Field(default=None, description="the KV page size after the backends' page constraints")
+    cuda_graph_max_bs: int | None = Field(default=None, description="the decode CUDA-graph max batch size at argument time")
+    disable_overlap_schedule: bool | None = None
+    enable_mixed_chunk: bool | None = None
+    adaptive: bool | None = Field(
+        default=None, description="--speculative-adaptive: True when SGLang runs it, False when it switches it off, None when not asked"
+    )
+    adaptive_off_reason: str | None = Field(default=None, description="why SGLang switches --speculative-adaptive off")
+    attention_dp_size: int = Field(default=1, description="the attention-DP width SGLang resolves (1: no attention DP)")
+    set_by: dict[str, str] = Field(default_factory=dict)
+
+    def params(self) -> SpecParams | None:
+        if self.num_steps is None or self.eagle_topk is None or self.num_draft_tokens is None:
+            return None
+        return SpecParams(num_steps=self.num_steps, eagle_topk=self.eagle_topk, num_draft_tokens=self.num_draft_tokens)

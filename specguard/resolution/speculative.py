@@ -1,0 +1,186 @@
+"""The speculative parameters SGLang runs with: the draft path, steps / topk / draft tokens (auto,
+adaptive, NGRAM's and DFLASH's own), and the max running requests it resets for speculation.
+
+Each step records in ``set_by`` the values it changed and why, in SGLang's order."""
+
+from __future__ import annotations
+
+from specguard.dialects import _spelling
+from specguard.models import Environment, ModelFacts
+from specguard.resolution.common import (
+    EAGLE_FAMILY,
+    MAX_RUNNING_REQUESTS_RESET_ALGORITHMS,
+)
+from specguard.resolution.overlap import overlap_forced_off
+from specguard.resolution.parallel import attention_dp_size
+from specguard.sglang_facts.changes import ADAPTIVE_ON_OVERLAP
+from specguard.sglang_facts.defaults import (
+    ADAPTIVE_DEFAULT_STEPS,
+    AUTO_PARAMS_BY_ARCHITECTURE,
+    AUTO_PARAMS_DEFAULT,
+    DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC,
+    DFLASH_DEFAULT_BLOCK_SIZE,
+    NGRAM_DEFAULT_DRAFT_TOKENS,
+    NGRAM_DEFAULT_MAX_BFS_BREADTH,
+    SpecParams,
+)
+from specguard.spec import LaunchSpec
+
+# P25: targets whose MTP layers SGLang uses as the draft when no draft path is given.
+MTP_TARGET_ARCHITECTURES = frozenset(
+    {
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "DeepseekV4ForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "GlmMoeDsaForCausalLM",
+        "BailingMoeForCausalLM",
+        "BailingMoeV2ForCausalLM",
+        "BailingMoeV2_5ForCausalLM",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "HYV3ForCausalLM",
+        "HYV4ForCausalLM",
+        "Qwen4ExpForConditionalGeneration",
+    }
+)
+
+# (steps, topk, draft tokens), each None while unset.
+Params = tuple[int | None, int | None, int | None]
+_PARAM_FIELDS = ("num_steps", "eagle_topk", "num_draft_tokens")
+
+
+def auto_params(algorithm: str, target: ModelFacts | None) -> SpecParams | None:
+    """P14. None when the target's architecture is unknown (SGLang would read it from the config)."""
+    if algorithm == "STANDALONE":
+        return AUTO_PARAMS_DEFAULT
+    if target is None or target.architecture is None:
+        return None
+    return AUTO_PARAMS_BY_ARCHITECTURE.get(target.architecture, AUTO_PARAMS_DEFAULT)
+
+
+def draft_model_path(spec: LaunchSpec, algorithm: str | None, target: ModelFacts | None, set_by: dict[str, str]) -> str | None:
+    """P25: an MTP target with no draft path drafts with its own MTP layers."""
+    path = spec.get("speculative_draft_model_path")
+    if path is None and algorithm in EAGLE_FAMILY and target is not None and target.architecture in MTP_TARGET_ARCHITECTURES:
+        set_by["draft_model_path"] = "MTP target: the draft is the target's own MTP layers"
+        return spec.get("model_path")
+    return path
+
+
+def adaptive_decision(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment) -> tuple[bool | None, str | None]:
+    """(runs, why not) for ``--speculative-adaptive``; (None, None) when it is not asked for."""
+    if not spec.has("--speculative-adaptive"):
+        return None, None
+    # Adaptive runs chains, so topk 1 is what the overlap scheduler would be judged with.
+    overlap_off = bool(spec.get("disable_overlap_schedule")) or overlap_forced_off(spec, algorithm, 1, env)
+    reason = adaptive_off_reason(spec, algorithm, topk, env, overlap_off=overlap_off)
+    return reason is None, reason
+
+
+def adaptive_off_reason(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment, *, overlap_off: bool) -> str | None:
+    """P55, decided once: why SGLang switches ``--speculative-adaptive`` off (it logs a warning and
+    runs the static parameters), or None when it runs (sglang 0.5.23
+    ``speculative/adaptive_spec_params.py:56-100`` ``adaptive_unsupported_reason``)."""
+    if algorithm not in ("EAGLE", "EAGLE3"):
+        return f"it supports only EAGLE/EAGLE3, not {algorithm}"
+    if topk is not None and topk != 1:
+        return f"it supports only topk 1, not {topk}"
+    if attention_dp_size(spec, env) > 1:
+        return "it does not support attention DP"
+    for flag in ("--enable-multi-layer-eagle", "--enable-two-batch-overlap", "--enable-pdmux"):
+        if spec.has(flag):
+            return f"it does not support {_spelling(flag, spec.dialect)}"
+    if not ADAPTIVE_ON_OVERLAP.present_in(env.version) and not overlap_off:
+        return (
+            f"in {env.version} it only runs on the V1 worker and the overlap scheduler (SpecV2, on by default) is on; "
+            f"set SGLANG_ENABLE_SPEC_V2=0 or {_spelling('--disable-overlap-schedule', spec.dialect)}"
+        )
+    return None
+
+
+def speculative_params(
+    spec: LaunchSpec,
+    algorithm: str | None,
+    target: ModelFacts | None,
+    draft: ModelFacts | None,
+    adaptive: bool,
+    set_by: dict[str, str],
+) -> Params:
+    """Steps, topk and draft tokens after SGLang's rewrites for the algorithm."""
+    typed: Params = (
+        spec.get("speculative_num_steps"),
+        spec.get("speculative_eagle_topk"),
+        spec.get("speculative_num_draft_tokens"),
+    )
+    if adaptive:
+        return _adaptive_params(typed, set_by)
+    if algorithm in EAGLE_FAMILY:
+        return _eagle_params(typed, algorithm, target, set_by)
+    if algorithm == "NGRAM":
+        return _ngram_params(spec, typed, set_by)
+    if algorithm == "DFLASH":
+        return _dflash_params(spec, typed, draft, set_by)
+    return typed
+
+
+def _adaptive_params(typed: Params, set_by: dict[str, str]) -> Params:
+    """P55: adaptive speculative decoding runs a chain (topk 1, draft tokens = steps + 1)."""
+    steps = typed[0] if typed[0] is not None else ADAPTIVE_DEFAULT_STEPS
+    for field in _PARAM_FIELDS:
+        set_by[field] = "adaptive speculative decoding runs a chain"
+    return steps, 1, steps + 1
+
+
+def _eagle_params(typed: Params, algorithm: str | None, target: ModelFacts | None, set_by: dict[str, str]) -> Params:
+    steps, topk, draft_tokens = typed
+    if steps is None and topk is None and draft_tokens is None and algorithm is not None:
+        auto = auto_params(algorithm, target)
+        if auto is not None:
+            steps, topk, draft_tokens = auto.num_steps, auto.eagle_topk, auto.num_draft_tokens
+            chosen_for = "STANDALONE" if algorithm == "STANDALONE" else target.architecture if target else "?"
+            for field in _PARAM_FIELDS:
+                set_by[field] = f"auto-chosen for {chosen_for}"
+    if topk == 1 and steps is not None and draft_tokens != steps + 1:
+        draft_tokens = steps + 1
+        set_by["num_draft_tokens"] = "topk 1 forces draft tokens = steps + 1"
+    return steps, topk, draft_tokens
+
+
+def _ngram_params(spec: LaunchSpec, typed: Params, set_by: dict[str, str]) -> Params:
+    steps, topk, draft_tokens = typed
+    breadth = spec.get("speculative_ngram_max_bfs_breadth")
+    breadth = NGRAM_DEFAULT_MAX_BFS_BREADTH if breadth is None else breadth
+    if topk != breadth:
+        set_by["eagle_topk"] = "NGRAM takes topk from --speculative-ngram-max-bfs-breadth"
+    topk = breadth
+    if draft_tokens is None:
+        draft_tokens = NGRAM_DEFAULT_DRAFT_TOKENS
+        set_by["num_draft_tokens"] = "NGRAM default"
+    if steps is None:
+        steps = draft_tokens // topk if topk else None
+        set_by["num_steps"] = "NGRAM: draft tokens // topk"
+    return steps, topk, draft_tokens
+
+
+def _dflash_params(spec: LaunchSpec, typed: Params, draft: ModelFacts | None, set_by: dict[str, str]) -> Params:
+    steps, topk, draft_tokens = typed
+    if steps != 1:
+        set_by["num_steps"] = "DFLASH only supports one step"
+    if topk != 1:
+        set_by["eagle_topk"] = "DFLASH only supports topk 1"
+    if draft_tokens is None:
+        draft_tokens = spec.get("speculative_dflash_block_size") or (draft.block_size if draft and draft.block_size else None)
+        if draft_tokens is None and (draft is None or draft.block_size is None):
+            draft_tokens = DFLASH_DEFAULT_BLOCK_SIZE if draft is not None else None
+        set_by["num_draft_tokens"] = "DFLASH block size (flag, draft config, or 16)"
+    return 1, 1, draft_tokens
+
+
+def max_running_requests(spec: LaunchSpec, algorithm: str | None, set_by: dict[str, str]) -> int | None:
+    mrr = spec.get("max_running_requests")
+    if mrr is None and algorithm in MAX_RUNNING_REQUESTS_RESET_ALGORITHMS:
+        set_by["max_running_requests"] = f"reset to {DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC} for speculative decoding"
+        return DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
+    return mrr

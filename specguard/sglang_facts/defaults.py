@@ -1,0 +1,81 @@
+"""SGLang's defaults for the values it fills in itself, one table, each with the release file it was
+read from. The resolution applies them, memory and the rules read them from here, so a default is
+written once. Which algorithms form which family is ``algorithms``'s table, not this one.
+"""
+
+from __future__ import annotations
+
+from specguard.models import Frozen
+
+
+class SpecParams(Frozen):
+    num_steps: int
+    eagle_topk: int
+    num_draft_tokens: int
+
+
+# ---- the auto speculative parameters (P14) -------------------------------------------------
+# SGLang's auto-chosen (steps, topk, draft tokens) by the target's architectures[0] when none of
+# the three is given (``auto_choose_speculative_params``, 0.5.23 speculative_hook.py:1430-1461).
+# STANDALONE always gets the default row.
+AUTO_PARAMS_DEFAULT = SpecParams(num_steps=3, eagle_topk=1, num_draft_tokens=4)
+AUTO_PARAMS_BY_ARCHITECTURE: dict[str, SpecParams] = {
+    "LlamaForCausalLM": SpecParams(num_steps=5, eagle_topk=4, num_draft_tokens=8),
+    "Grok1ForCausalLM": SpecParams(num_steps=5, eagle_topk=4, num_draft_tokens=8),
+    "Grok1VForCausalLM": SpecParams(num_steps=5, eagle_topk=4, num_draft_tokens=8),
+}
+# P55: adaptive speculative decoding runs a chain from the middle candidate (3 of [0, 1, 3, 5, 7]).
+ADAPTIVE_DEFAULT_STEPS = 3
+# Speculative decoding resets an unset --max-running-requests to 48 ("Max running requests is
+# reset to 48 for speculative decoding", 0.5.23 speculative_hook.py:445).
+DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC = 48
+
+# ---- NGRAM -----------------------------------------------------------------------------------
+# --speculative-ngram-min/max-bfs-breadth's defaults (0.5.23 arg_groups/fields/spec.py:252-259); NGRAM
+# uses the max as its topk. The draft tokens it sets when none are given ("speculative_num_draft_tokens
+# is set to 12 by default for ngram", 0.5.23 speculative_hook.py:1321).
+NGRAM_DEFAULT_MIN_BFS_BREADTH = 1
+NGRAM_DEFAULT_MAX_BFS_BREADTH = 10
+NGRAM_DEFAULT_DRAFT_TOKENS = 12
+
+# ---- DFLASH ----------------------------------------------------------------------------------
+# The block size (= draft tokens) when neither --speculative-dflash-block-size nor the draft's
+# config gives one (0.5.23 speculative_hook.py:416).
+DFLASH_DEFAULT_BLOCK_SIZE = 16
+
+# ---- CUDA graphs and GPU memory (P28) ---------------------------------------------------------
+# The decode CUDA-graph max batch size by visible GPU memory (0.5.23
+# ``arg_groups/memory_hook.py:88-180``, ``_handle_gpu_memory_settings``): (below MiB, max bs for
+# tp < 4, max bs for tp >= 4); above the last tier, and for an unknown GPU, the fallbacks below.
+GRAPH_MAX_BS_TIERS: tuple[tuple[int, int, int], ...] = (
+    (20 * 1024, 8, 8),
+    (35 * 1024, 48, 160),
+    (60 * 1024, 32, 160),
+    (160 * 1024, 256, 512),
+)
+GRAPH_MAX_BS_ABOVE_TIERS = 512
+GRAPH_MAX_BS_UNKNOWN_GPU = 160
+# SGLang's own reserve per decode graph batch size (``reserve_for_graph_mb``: max_bs x 2 MiB).
+GRAPH_MIB_PER_BS = 2
+# The chunked-prefill size by visible GPU memory, same function: (below MiB, chunk); an unknown GPU
+# gets 4096.
+CHUNKED_PREFILL_TIERS: tuple[tuple[int, int], ...] = (
+    (20 * 1024, 2048),
+    (60 * 1024, 4096),
+    (160 * 1024, 8192),
+)
+CHUNKED_PREFILL_ABOVE_TIERS = 16384
+CHUNKED_PREFILL_UNKNOWN_GPU = 4096
+# --mem-fraction-static when unset, same function: (gpu_mem - reserved) / gpu_mem, reserved = 512 MiB
+# + 1.5 MiB x max(chunked prefill, 2048) + tp/8 GiB + 2 MiB x decode max_bs, at least 10 GiB on GPUs
+# above 60 GiB.
+MEM_RESERVED_BASE_MIB = 512
+MEM_RESERVED_MIB_PER_CHUNK_TOKEN = 1.5
+MEM_RESERVED_MIN_CHUNK_TOKENS = 2048
+MEM_RESERVED_MIN_MIB_ABOVE_60_GIB = 10 * 1024
+
+# ---- sgl-jax ---------------------------------------------------------------------------------
+# sgl-project/sglang-jax HEAD cddbf6f1, python/sgl_jax/srt/server_args.py (design dialects.md
+# section 2): plain field defaults, no choice by architecture, attention backend "fa".
+SGL_JAX_DEFAULT_PARAMS = SpecParams(num_steps=4, eagle_topk=5, num_draft_tokens=4)
+SGL_JAX_DEFAULT_ATTENTION_BACKEND = "fa"
