@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
     DEFAULT_PICKED_BEFORE_SPEC_SINCE,
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     attention_backend,
     effective_topk,
@@ -16,10 +15,11 @@ from specguard.rules.attention.backends import (
     proposed_backend,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS | {"NGRAM"}:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS | {"NGRAM"}:
         return
     topk, pages = effective_topk(ctx), page_size(ctx)
     allowed = page_tree_backends(ctx)

@@ -4,6 +4,7 @@ sliding-window attention, read from SGLang's own architecture tables."""
 from __future__ import annotations
 
 from specguard.rules.base import CheckContext
+from specguard.sglang_facts.changes import MAMBA_RADIX_STRATEGY_FLAG
 
 # Targets whose radix cache is SGLang's MambaRadixCache (the ones `_handle_mamba_radix_cache`
 # is called for with mamba caching on): sglang 0.5.10 server_args.py:1919-2060 and 0.5.13
@@ -40,9 +41,7 @@ def strategy_flag(ctx: CheckContext) -> str:
     for item in reversed(ctx.spec.items):
         if item.flag in STRATEGY_FLAGS:
             return ctx.flag(item.flag)
-    from packaging.version import Version
-
-    return ctx.flag(STRATEGY_FLAGS[0] if ctx.version >= Version("0.5.14") else STRATEGY_FLAGS[1])
+    return ctx.flag(STRATEGY_FLAGS[0] if MAMBA_RADIX_STRATEGY_FLAG.present_in(ctx.version) else STRATEGY_FLAGS[1])
 
 
 def is_mamba_radix_target(ctx: CheckContext) -> bool:

@@ -62,7 +62,9 @@ def test_ab001_draft_backend_fix_drops_the_flag():
 @pytest.mark.parametrize(
     ("version", "backend", "expected"),
     [
-        ("0.5.1", "triton", False),  # no check before 0.5.2
+        ("0.5.1", "triton", False),  # no check before 0.5.2rc0
+        ("0.5.1.post3", "triton", False),
+        ("0.5.2rc0", "triton", True),  # 0.5.2rc0 server_args.py:752-759 (specguard began at 0.5.2 final before)
         ("0.5.2", "triton", True),
         ("0.5.5", "fa3", True),  # flashinfer only up to 0.5.5
         ("0.5.6", "fa3", False),
