@@ -50,7 +50,7 @@ SPEC_V2_STANDALONE = Change("0.5.8", "0.5.8 server_args.py:2141 adds STANDALONE 
 SPEC_V2_DEFAULT_ON = Change("0.5.11", "0.5.11 environ.py:459 EnvBool(True); server_args.py:3460-3473 explicit topk > 1 falls back to V1")
 SPEC_V2_ALWAYS = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:288-293: V2 always, the env var only picks overlap")
 SPEC_V2_ENV_REMOVED = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:69-75 warns 'has been removed' (to 0.5.20)")
-SPEC_V2_ENV_GONE = Change("0.5.21", "0.5.21 environ.py: no SGLANG_ENABLE_SPEC_V2 at all (catalogue P36)")
+SPEC_V2_ENV_GONE = Change("0.5.21", "0.5.21: no SGLANG_ENABLE_SPEC_V2 anywhere under sglang/srt, 0.5.20 still warns (catalogue P36)")
 # The algorithms that reach the V2 worker while SpecV2 is opt-in or default-on, newest first. Before
 # SPEC_V2_STANDALONE: EAGLE and EAGLE3. In 0.5.5/0.5.6 the "Beta spec is enabled for eagle" branch names
 # EAGLE only, but EAGLE3 reaches V2 too: the variable keeps the overlap scheduler on for the whole EAGLE
