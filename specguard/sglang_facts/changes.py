@@ -11,7 +11,8 @@ writes a ``Version("0.x")`` of its own, so one boundary is never written twice w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TypeVar
 
 from packaging.version import Version
@@ -25,10 +26,11 @@ class Change:
 
     first_release: str
     source: str
-    release: Version = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "release", Version(self.first_release))
+    @cached_property
+    def release(self) -> Version:
+        # Parsed on first use: the check path imports every table but reads only a few of them.
+        return Version(self.first_release)
 
     def present_in(self, version: Version) -> bool:
         return version >= self.release
