@@ -16,10 +16,12 @@ from packaging.version import InvalidVersion, Version
 
 from specguard.errors import InputError
 from specguard.models import Environment, GpuSpec
+from specguard.sglang_facts.releases import (  # noqa: F401  (re-exported)
+    NEWEST_KNOWN_SGLANG,
+    OLDEST_KNOWN_SGLANG,
+)
 
 # The newest SGLang release the rules were written against (PyPI, 2026-11).
-NEWEST_KNOWN_SGLANG = "0.5.23"
-OLDEST_KNOWN_SGLANG = "0.4.0"
 
 # One row per GPU: vendor, platform, compute capability (NVIDIA) and memory per device in GiB.
 # Memory is the marketed size in GiB, except where the marketed figure is decimal GB and

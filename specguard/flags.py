@@ -14,6 +14,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from specguard.sglang_facts.algorithms import (
+    DOCUMENTED_ALGORITHMS,
+    PASSED_THROUGH_ALGORITHMS,
+)
+
 
 class ValueKind(StrEnum):
     INT = "int"
@@ -36,11 +41,11 @@ class FlagSpec(BaseModel):
     upper_case: bool = False
 
 
-SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH")
+SPECULATIVE_ALGORITHMS = DOCUMENTED_ALGORITHMS
 
 # SGLang accepts more algorithm names than the six the docs describe; these exist in 0.5.23
 # (``speculative/spec_info.py``) and are passed through with fewer checks.
-EXTRA_SGLANG_ALGORITHMS = ("UNO", "DSPARK", "FROZEN_KV_MTP")
+EXTRA_SGLANG_ALGORITHMS = PASSED_THROUGH_ALGORITHMS
 
 _S = ValueKind
 

@@ -28,26 +28,12 @@ from specguard.resolution.parallel import attention_dp_size
 from specguard.resolution.pipeline import resolve
 from specguard.resolution.result import Resolution
 from specguard.resolution.speculative import MTP_TARGET_ARCHITECTURES
-from specguard.sglang_facts.changes import (
-    ATTN_DP_SIZE_FLAG,
-    DEFAULT_BACKEND_BEFORE_SPEC,
-    TRTLLM_DEFAULT_ON_SM100,
-)
 
 # The name the rule engine (``rules/base.py``) and the parity tests call it by.
 predict = resolve
 
-# The boundaries' earlier names, still imported by rules (``rules/attention/backends.py``,
-# ``rules/spec_params/_shared.py``); the named changes are the one source.
-DEFAULT_PICKED_BEFORE_SPEC_SINCE = DEFAULT_BACKEND_BEFORE_SPEC.release
-TRTLLM_DEFAULT_ON_SM100_SINCE = TRTLLM_DEFAULT_ON_SM100.release
-ATTN_DP_SIZE_SINCE = ATTN_DP_SIZE_FLAG.release
-
 __all__ = [
-    "ATTN_DP_SIZE_SINCE",
-    "DEFAULT_PICKED_BEFORE_SPEC_SINCE",
     "MTP_TARGET_ARCHITECTURES",
-    "TRTLLM_DEFAULT_ON_SM100_SINCE",
     "Resolution",
     "attention_dp_size",
     "canonical_algorithm",

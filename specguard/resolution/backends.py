@@ -1,6 +1,6 @@
 """The attention backends and KV page size SGLang resolves.
 
-Default backend (P38): see ``DEFAULT_BACKEND_BEFORE_SPEC`` and ``TRTLLM_DEFAULT_ON_SM100`` in
+Default backend (P38): see ``DEFAULT_BACKEND_PICKED_BEFORE_SPEC`` and ``TRTLLM_DEFAULT_ON_SM100`` in
 ``sglang_facts.changes`` for when it is picked and what changed on SM100.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from specguard.models import Dialect, Environment, ModelFacts
 from specguard.resolution.common import canonical_algorithm, is_mla
 from specguard.sglang_facts.changes import (
-    DEFAULT_BACKEND_BEFORE_SPEC,
+    DEFAULT_BACKEND_PICKED_BEFORE_SPEC,
     TRTLLM_DEFAULT_ON_SM100,
 )
 from specguard.spec import LaunchSpec
@@ -77,7 +77,7 @@ def _mha_default_backend(
 ) -> str | None:
     algorithm = canonical_algorithm(spec.get("speculative_algorithm"))
     page = spec.get("page_size") or 1
-    before_spec = DEFAULT_BACKEND_BEFORE_SPEC.present_in(env.version)
+    before_spec = DEFAULT_BACKEND_PICKED_BEFORE_SPEC.present_in(env.version)
     typed_topk = spec.get("speculative_eagle_topk")
     topk = typed_topk if before_spec else (resolved_topk if resolved_topk is not None else typed_topk)
     no_tree = algorithm is None or topk is None or (topk == 1 and page == 1)

@@ -1,5 +1,5 @@
 """Whether SGLang runs the overlap scheduler (SpecV2) and mixed chunked prefill for a speculative
-launch (P33, P34; the SpecV2 timeline is in ``sglang_facts.changes``, ``SPEC_V2*``)."""
+launch (P33, P34; the SpecV2 timeline is in ``sglang_facts.changes``, ``SPEC_V2_ENV_ADDED*``)."""
 
 from __future__ import annotations
 
@@ -7,26 +7,21 @@ from packaging.version import Version
 
 from specguard.models import Environment
 from specguard.resolution.common import EAGLE_FAMILY
+from specguard.sglang_facts.algorithms import MIXED_CHUNK_OFF_ALGORITHMS
 from specguard.sglang_facts.changes import (
     MIXED_CHUNK_PER_ALGORITHM,
-    NGRAM_OVERLAP,
-    SPEC_V2,
+    NGRAM_KEEPS_OVERLAP,
     SPEC_V2_ALWAYS,
     SPEC_V2_DEFAULT_ON,
-    SPEC_V2_STANDALONE,
-    SPEC_V2_VARIABLE_GONE,
+    SPEC_V2_ENV_ADDED,
+    SPEC_V2_ENV_REMOVED,
+    spec_v2_algorithms,
 )
 from specguard.spec import LaunchSpec
 
 
-def spec_v2_algorithms(version: Version) -> frozenset[str]:
-    if SPEC_V2_STANDALONE.present_in(version):
-        return frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
-    return frozenset({"EAGLE", "EAGLE3"})
-
-
 def mixed_chunk_unsupported(algorithm: str | None, env: Environment) -> bool:
-    if algorithm in ("STANDALONE", "NGRAM", "FROZEN_KV_MTP"):
+    if algorithm in MIXED_CHUNK_OFF_ALGORITHMS:
         return True
     return not MIXED_CHUNK_PER_ALGORITHM.present_in(env.version) and algorithm in (EAGLE_FAMILY | {"DFLASH"})
 
@@ -39,7 +34,7 @@ def overlap_forced_off(spec: LaunchSpec, algorithm: str | None, topk: int | None
         return True
     version = env.version
     if algorithm == "NGRAM":
-        return not NGRAM_OVERLAP.present_in(version)
+        return not NGRAM_KEEPS_OVERLAP.present_in(version)
     if algorithm not in EAGLE_FAMILY:
         return False
     return _spec_v2_off(spec, algorithm, version)
@@ -47,12 +42,12 @@ def overlap_forced_off(spec: LaunchSpec, algorithm: str | None, topk: int | None
 
 def _spec_v2_off(spec: LaunchSpec, algorithm: str, version: Version) -> bool:
     """The EAGLE family: whether this release runs the V1 worker (no overlap) for the launch."""
-    if SPEC_V2_VARIABLE_GONE.present_in(version):
+    if SPEC_V2_ENV_REMOVED.present_in(version):
         return False
     variable = spec.env_value("SGLANG_ENABLE_SPEC_V2")
     if SPEC_V2_ALWAYS.present_in(version):
         return variable is not None and not spec.env_flag("SGLANG_ENABLE_SPEC_V2")
-    if not SPEC_V2.present_in(version) or algorithm not in spec_v2_algorithms(version):
+    if not SPEC_V2_ENV_ADDED.present_in(version) or algorithm not in spec_v2_algorithms(version):
         return True
     explicit_topk = spec.get("speculative_eagle_topk")
     if SPEC_V2_DEFAULT_ON.present_in(version):

@@ -13,7 +13,7 @@ from specguard.resolution.common import (
 )
 from specguard.resolution.overlap import overlap_forced_off
 from specguard.resolution.parallel import attention_dp_size
-from specguard.sglang_facts.changes import ADAPTIVE_ON_OVERLAP
+from specguard.sglang_facts.changes import ADAPTIVE_WITH_OVERLAP
 from specguard.sglang_facts.defaults import (
     ADAPTIVE_DEFAULT_STEPS,
     AUTO_PARAMS_BY_ARCHITECTURE,
@@ -92,7 +92,7 @@ def adaptive_off_reason(spec: LaunchSpec, algorithm: str | None, topk: int | Non
     for flag in ("--enable-multi-layer-eagle", "--enable-two-batch-overlap", "--enable-pdmux"):
         if spec.has(flag):
             return f"it does not support {_spelling(flag, spec.dialect)}"
-    if not ADAPTIVE_ON_OVERLAP.present_in(env.version) and not overlap_off:
+    if not ADAPTIVE_WITH_OVERLAP.present_in(env.version) and not overlap_off:
         return (
             f"in {env.version} it only runs on the V1 worker and the overlap scheduler (SpecV2, on by default) is on; "
             f"set SGLANG_ENABLE_SPEC_V2=0 or {_spelling('--disable-overlap-schedule', spec.dialect)}"

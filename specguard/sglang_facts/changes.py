@@ -10,9 +10,14 @@ writes a ``Version("0.x")`` of its own, so one boundary is never written twice w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TypeVar
 
 from packaging.version import Version
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -21,46 +26,175 @@ class Change:
 
     first_release: str
     source: str
-    release: Version = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "release", Version(self.first_release))
+    @cached_property
+    def release(self) -> Version:
+        # Parsed on first use: the check path imports every table but reads only a few of them.
+        return Version(self.first_release)
 
     def present_in(self, version: Version) -> bool:
         return version >= self.release
 
 
-# ---- resolution and memory ----
+def as_of(ladder: Sequence[tuple[Change, T]], version: Version, before: T) -> T:
+    """The value of the newest change in ``ladder`` (newest first) that ``version`` has, else ``before``."""
+    for change, value in ladder:
+        if change.present_in(version):
+            return value
+    return before
+
+
 # Read from the released wheels (``pip download --no-deps sglang==X``); paths under sglang/srt/.
 
-# The default attention backend (P38): up to 0.5.4 ``ModelRunner.model_specific_adjustment`` picked
-# it after argument resolution, from the resolved topk (0.5.1 ``model_executor/model_runner.py:414-449``);
-# from 0.5.5 ``ServerArgs`` picks it before the speculative settings are resolved, from the topk the
-# user typed (0.5.23 ``arg_groups/model_override_base.py:277-351``).
-DEFAULT_BACKEND_BEFORE_SPEC = Change("0.5.5", "0.5.5 server_args.py:1135-1178")
-# trtllm_mha became the default attention backend on SM100.
-TRTLLM_DEFAULT_ON_SM100 = Change("0.5.7", "0.5.7 server_args.py:1517")
-# ``--attn-dp-size``; before it ``--enable-dp-attention`` alone turned attention DP on.
-ATTN_DP_SIZE_FLAG = Change("0.5.22", "0.5.22 arg_groups/parallel_hook.py:39-61")
-# --speculative-adaptive arrived in 0.5.11 (server_args.py:5530-5540), switched off while the overlap
-# scheduler runs (0.5.11 speculative/adaptive_spec_params.py:38-42: "adaptive is only implemented for
-# EAGLEWorker v1"); 0.5.12 dropped that reason.
-ADAPTIVE_ON_OVERLAP = Change("0.5.12", "PR 23336; 0.5.11 speculative/adaptive_spec_params.py:38-42")
-# SpecV2, the overlap scheduler for speculative decoding, release by release:
+# ---- SpecV2 (the overlap scheduler for speculative decoding) ---------------------------------------
+# The life of SGLANG_ENABLE_SPEC_V2, read in each release's wheel (sglang/srt/...):
 #   <= 0.5.4      no V2: the EAGLE family always turns the overlap scheduler off
-#   0.5.5-0.5.10  V2 behind SGLANG_ENABLE_SPEC_V2 (default off): EAGLE and EAGLE3 (0.5.5: EAGLE3
-#                 shares EAGLE's worker factory, spec_info.py:264-269, 301-305), STANDALONE (0.5.9)
+#   0.5.5-0.5.10  V2 behind SGLANG_ENABLE_SPEC_V2 (default off): EAGLE and EAGLE3, STANDALONE from 0.5.8
 #   0.5.11-0.5.12 default on; an explicit topk > 1 falls back to V1 (overlap off)
 #   0.5.13        V2 always; the variable only chooses overlap
 #   >= 0.5.14     the variable is gone (a warning until 0.5.20, no trace from 0.5.21)
-SPEC_V2 = Change("0.5.5", "0.5.5 environ.py:258 EnvBool(False); server_args.py:1541-1548")
-SPEC_V2_STANDALONE = Change("0.5.9", "0.5.9 speculative/spec_info.py:84-94 (StandaloneWorkerV2)")
-SPEC_V2_DEFAULT_ON = Change("0.5.11", "0.5.11 environ.py:459 EnvBool(True); server_args.py:3469-3473")
-SPEC_V2_ALWAYS = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:288-291")
-SPEC_V2_VARIABLE_GONE = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:69-71")
-# NGRAM kept the overlap scheduler off up to 0.5.13.
-NGRAM_OVERLAP = Change("0.5.14", "0.5.13 arg_groups/speculative_hook.py:427-430 (the last release that turns it off)")
-# ``supports_mixed_chunk`` per algorithm; before it the EAGLE family and DFLASH turned mixed chunk off.
-MIXED_CHUNK_PER_ALGORITHM = Change("0.5.19", "0.5.19 speculative/spec_info.py:132, spec_registry.py:73")
-# --cuda-graph-max-bs-decode / --cuda-graph-bs-decode (the old spellings removed in 0.5.20).
-CUDA_GRAPH_DECODE_FLAGS = Change("0.5.14", "0.5.14 server_args.py:6358-6373")
+SPEC_V2_ENV_ADDED = Change("0.5.5", "0.5.5 environ.py:258 EnvBool(False); server_args.py:1539-1552, no topk check")
+SPEC_V2_TOPK_CHECKED = Change("0.5.7", "0.5.7 server_args.py:2000-2014 raises on an explicit topk > 1 (to 0.5.10)")
+SPEC_V2_STANDALONE = Change("0.5.8", "0.5.8 server_args.py:2141 adds STANDALONE to the spec-v2 branch (0.5.7 :2001 has EAGLE, EAGLE3)")
+SPEC_V2_DEFAULT_ON = Change("0.5.11", "0.5.11 environ.py:459 EnvBool(True); server_args.py:3460-3473 explicit topk > 1 falls back to V1")
+SPEC_V2_ALWAYS = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:288-293: V2 always, the env var only picks overlap")
+SPEC_V2_ENV_REMOVED = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:69-75 warns 'has been removed' (to 0.5.20)")
+SPEC_V2_ENV_GONE = Change("0.5.21", "0.5.21: no SGLANG_ENABLE_SPEC_V2 anywhere under sglang/srt, 0.5.20 still warns (catalogue P36)")
+# The algorithms that reach the V2 worker while SpecV2 is opt-in or default-on, newest first. Before
+# SPEC_V2_STANDALONE: EAGLE and EAGLE3. In 0.5.5/0.5.6 the "Beta spec is enabled for eagle" branch names
+# EAGLE only, but EAGLE3 reaches V2 too: the variable keeps the overlap scheduler on for the whole EAGLE
+# family (0.5.5 server_args.py:1548-1552) and EAGLE3 shares EAGLE's worker factory, which returns
+# EAGLEWorkerV2 whenever overlap is on (speculative/spec_info.py:264-269, 301-305); issue 14077 hit it.
+SPEC_V2_ALGORITHMS: tuple[tuple[Change, frozenset[str]], ...] = (
+    (SPEC_V2_STANDALONE, frozenset({"EAGLE", "EAGLE3", "STANDALONE"})),
+)
+SPEC_V2_ALGORITHMS_BEFORE = frozenset({"EAGLE", "EAGLE3"})
+
+
+def spec_v2_algorithms(version: Version) -> frozenset[str]:
+    return as_of(SPEC_V2_ALGORITHMS, version, before=SPEC_V2_ALGORITHMS_BEFORE)
+
+
+NGRAM_KEEPS_OVERLAP = Change("0.5.14", "0.5.13 arg_groups/speculative_hook.py:427-430 turns overlap off for NGRAM; 0.5.14 only mixed chunk (P37)")
+MIXED_CHUNK_PER_ALGORITHM = Change("0.5.19", "0.5.19 arg_groups/speculative_hook.py:675-684 SpeculativeAlgorithm.supports_mixed_chunk()")
+# ---- adaptive speculation (--speculative-adaptive) -------------------------------------------------
+ADAPTIVE_WITH_OVERLAP = Change("0.5.12", "PR 23336; 0.5.11 speculative/adaptive_spec_params.py:38-42 'only implemented for EAGLEWorker v1'")
+ADAPTIVE_CANDIDATE_CHECK = Change("0.5.18", "0.5.18 arg_groups/speculative_hook.py:790-801 resolve_candidate_steps_from_config (read from 0.5.18 on)")
+ADAPTIVE_CANDIDATE_FIVE = Change("0.5.20", "0.5.20 speculative/adaptive_spec_params.py:28 candidate_steps [1, 3, 5, 7] (0.5.19 :28 [1, 3, 7])")
+# ---- flags renamed, added, removed -----------------------------------------------------------------
+CUDA_GRAPH_DECODE_FLAGS = Change("0.5.14", "0.5.14 server_args.py:6358-6373 --cuda-graph-max-bs-decode / --cuda-graph-bs-decode, old names deprecated")
+CUDA_GRAPH_OLD_FLAGS_REMOVED = Change("0.5.20", "0.5.20 server_args.py: --cuda-graph-max-bs / --cuda-graph-bs gone, ambiguous prefixes (catalogue P01)")
+DFLASH_DRAFT_WINDOW_FLAG = Change("0.5.11", "0.5.11 server_args.py:5418 --speculative-dflash-draft-window-size")
+DRAFT_WINDOW_FLAG = Change("0.5.12", "0.5.12 server_args.py:5873-5874 --speculative-draft-window-size")
+DFLASH_DRAFT_WINDOW_DEPRECATED = Change("0.5.14", "0.5.14 server_args.py:6341-6348 deprecates --speculative-dflash-draft-window-size")
+DFLASH_DRAFT_WINDOW_REMOVED = Change("0.5.20", "0.5.20 server_args.py: --speculative-dflash-draft-window-size gone")
+DRAFT_SINK_FLAG = Change("0.5.21", "0.5.21 arg_groups/fields/spec.py:162 speculative_draft_sink_size (absent in 0.5.20)")
+ATTN_DP_SIZE_FLAG = Change("0.5.22", "0.5.22 arg_groups/fields/parallel.py:81; server_args.py:416-424 deprecates --enable-dp-attention (P03)")
+NGRAM_FLAGS = Change("0.5.3", "0.5.3 server_args.py:2106-2137 --speculative-ngram-* (none in 0.5.2)")
+NGRAM_TRIE_DEPTH_FLAG = Change("0.5.10", "0.5.10 server_args.py:4880 --speculative-ngram-max-trie-depth (PR 21181)")
+NGRAM_MATCH_WINDOW_FLAGS_REMOVED = Change("0.5.10", "PR 21225 matches every trie suffix; 0.5.9 server_args.py:4026-4060 has the window flags, 0.5.10 none")
+MAMBA_RADIX_STRATEGY_FLAG = Change("0.5.14", "0.5.14 server_args.py:6350-6356 --mamba-radix-cache-strategy, --mamba-scheduler-strategy a deprecated alias")
+DRAFT_QUANTIZATION_FLAG = Change("0.5.7", "sglang#14820; 0.5.7 server_args.py:432, 772-777 (absent from 0.5.6.post2)")
+# ---- attention backends ----------------------------------------------------------------------------
+# topk > 1 with page_size > 1: the backends allowed (catalogue P21, P67).
+PAGE_TREE_FLASHINFER_ONLY = Change("0.5.2rc0", "0.5.2rc0 server_args.py:752-759 raises unless flashinfer (none in 0.5.1.post3)")
+PAGE_TREE_FA3 = Change("0.5.6", "0.5.6 server_args.py:1752-1759 allows flashinfer and fa3")
+PAGE_TREE_TRITON = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:373-383 allows flashinfer, fa3 and triton")
+NGRAM_PAGE_TREE_FLASHINFER_ONLY = Change("0.5.3", "0.5.3 server_args.py:1148-1153 NGRAM breadth > 1 with page_size > 1 only on flashinfer")
+DRAFT_GRAPH_PADDED_REPLAY_FIX = Change("0.5.3", "PR 10892; 0.5.3 speculative/eagle_draft_cuda_graph_runner.py:302-305 (absent in 0.5.2)")
+DEFAULT_BACKEND_PICKED_BEFORE_SPEC = Change("0.5.5", "0.5.5 server_args.py:1135-1178 (0.5.1 model_executor/model_runner.py:414-449 picked it after)")
+TRTLLM_DEFAULT_ON_SM100 = Change("0.5.7", "0.5.7 server_args.py:1517 trtllm_mha the default attention backend on SM100")
+NGRAM_TORCH_NATIVE_WARMUP_CRASH = Change("0.5.18", "sglang#36352: seen on 0.5.18, 'persists in the latest version'")
+ROCM_VERIFY_BROADCAST = Change("0.5.18", "PR 34238; 0.5.18 speculative/eagle_utils.py:741-754")
+# Targets whose model override turns multi-layer EAGLE and SGLANG_ENABLE_SPEC_V2 on by itself for EAGLE.
+FORCED_MULTI_LAYER_EAGLE: dict[str, Change] = {
+    "MiMoV2FlashForCausalLM": Change("0.5.7", "0.5.7 server_args.py:1216-1223"),
+    "Step3p5ForCausalLM": Change("0.5.9", "0.5.9 server_args.py:1426-1433 (absent in 0.5.8.post1)"),
+}
+# ---- hybrid (mamba / linear attention) targets -----------------------------------------------------
+MAMBA_NO_BUFFER_ROCM_FALLBACK = Change("0.5.11", "PR 22908; 0.5.11 server_args.py:2441-2456 (0.5.10 raises on every platform)")
+NGRAM_VERIFY_TRACKS_MAMBA = Change("0.5.14", "0.5.14 speculative/ngram_worker.py:334")
+MAMBA_AUTO_EXTRA_BUFFER = Change("0.5.14", "0.5.14 server_args.py:4338-4351 'auto' mamba strategy resolves to extra_buffer (triton linear attention)")
+# ---- features --------------------------------------------------------------------------------------
+HICACHE_DRAFT_KV_BACKED = Change("0.5.11", "sglang#21125; 0.5.11 managers/scheduler.py:441,990-1030, managers/cache_controller.py:843-852")
+TORCH_COMPILE_GRAPH_PADDING_ASSERT = Change("0.5.12", "0.5.12 server_args.py:7243 (catalogue P48)")
+# ---- parallelism, PD, LoRA -------------------------------------------------------------------------
+PP_SPEC_EXCEPTIONS = Change("0.5.21", "0.5.21 check_pipeline_parallel_compat; 0.5.20 arg_groups/validation_hook.py:80-84 rejects every algorithm")
+LORA_WITH_NGRAM = Change("0.5.5.post3", "sglang#12903; 0.5.5.post3 server_args.py:3876-3881 (0.5.5 has neither)")
+LORA_WITH_EAGLE_DFLASH = Change("0.5.19", "0.5.19 arg_groups/lora_hook.py:170-190")
+DFLASH_DP_ATTENTION_NPU = Change("0.5.20", "0.5.20 arg_groups/speculative_hook.py:209-212 'validated on NPU only'")
+DFLASH_DP_ATTENTION_CUDA = Change("0.5.23", "0.5.23 arg_groups/speculative_hook.py:303-317")
+NGRAM_ON_CPU = Change("0.5.16", "0.5.16 arg_groups/speculative_hook.py:652-655 'CUDA or CPU devices'")
+NGRAM_ON_XPU = Change("0.5.21", "0.5.21 'CUDA, CPU, or XPU devices'; 0.5.23 speculative_hook.py:1287-1290")
+NGRAM_ROCM_TREE_OP = Change("0.5.23", "0.5.23 kernels/ops/speculative/reconstruct_tree.py:47-50 (0.5.21 ngram_worker.py:39-46 sgl_kernel only)")
+# The first release whose build_disagg_draft_input rebuilds each algorithm's draft input on a decode node.
+PD_DECODE_DRAFT_INPUT: dict[str, Change] = {
+    "DSPARK": Change("0.5.17", "0.5.17 speculative/spec_info.py:172-187 build_disagg_draft_input, DSPARK branch"),
+    "DFLASH": Change("0.5.20", "0.5.20 speculative/spec_info.py:194-214 build_disagg_draft_input, DFLASH branch"),
+}
+# The algorithms --disaggregation-decode-enable-radix-cache accepts, newest first; none before.
+DECODE_RADIX_CACHE_ALGORITHMS: tuple[tuple[Change, tuple[str, ...]], ...] = (
+    (Change("0.5.23", "0.5.23 arg_groups/speculative_hook.py:164-173 (sglang#39150)"), ("DSPARK", "EAGLE", "EAGLE3")),
+    (Change("0.5.21", "0.5.21 arg_groups/pd_disaggregation_hook.py:97"), ("DSPARK",)),
+)
+# ---- draft models ----------------------------------------------------------------------------------
+DRAFT_CONTEXT_GUARD = Change("0.5.1", "PR 9388 stops stretching a short draft's context")
+EAGLE3_AUX_COUNT_FROM_CONFIG = Change("0.5.12", "0.5.12 models/llama_eagle3.py:153-161 num_aux_hidden_states (0.5.11 :139 always hidden_size_in * 3)")
+# The first release whose model class for these target architectures has the two hooks the
+# EAGLE worker calls on the target: ``get_embed_and_head()`` (every EAGLE/EAGLE3 draft worker,
+# unconditionally: ``speculative/eagle_worker.py:119`` in 0.4.6, :158 in 0.5.10) and
+# ``set_eagle3_layers_to_capture()`` (EAGLE3 only, ``model_executor/model_runner.py:668`` in
+# 0.5.10). Both arrive together in each of these classes, so one release per architecture.
+# Read in the wheels (``models/<file>.py``, ``grep "def get_embed_and_head"``):
+# - Qwen2.5-VL (``qwen2_5_vl.py``): absent in 0.4.6, 0.5.0rc1 and 0.5.1, present in 0.5.2 (:654-657,
+#   sgl-project/sglang#8801); absent in 0.5.2rc0, rc1 and rc2 (read for this table).
+# - Qwen3-VL (``qwen3_vl.py``): absent in 0.5.5, 0.5.9, 0.5.10 and 0.5.10.post1, present in 0.5.11
+#   (:1395-1409, sgl-project/sglang#22230); ``Qwen3VLMoeForConditionalGeneration``
+#   (``qwen3_vl_moe.py:173``) subclasses it.
+# - Gemma 3 (``gemma3_mm.py``, ``gemma3_causal.py``): absent from 0.4.6 to 0.5.11, present in 0.5.12
+#   (gemma3_mm.py:485-497, gemma3_causal.py:897-925, sgl-project/sglang#23976).
+# - Kimi K2.5 (``kimi_k25.py``, the vision-language wrapper around DeepseekV3ForCausalLM): absent in
+#   0.5.9, present in 0.5.10rc0 (:841-850) and 0.5.10 (sgl-project/sglang#19689).
+# Architectures not listed here are not judged.
+EAGLE_HOOKS: dict[str, Change] = {
+    "Qwen2_5_VLForConditionalGeneration": Change("0.5.2", "sglang#8801; 0.5.2 models/qwen2_5_vl.py:654-657 (absent in 0.5.2rc0-rc2)"),
+    "Qwen3VLForConditionalGeneration": Change("0.5.11", "sglang#22230; 0.5.11 models/qwen3_vl.py:1395-1409"),
+    "Qwen3VLMoeForConditionalGeneration": Change("0.5.11", "0.5.11 models/qwen3_vl_moe.py:173 subclasses Qwen3-VL"),
+    "Gemma3ForConditionalGeneration": Change("0.5.12", "sglang#23976; 0.5.12 models/gemma3_mm.py:485-497"),
+    "Gemma3ForCausalLM": Change("0.5.12", "sglang#23976; 0.5.12 models/gemma3_causal.py:897-925"),
+    "KimiK25ForConditionalGeneration": Change("0.5.10rc0", "sglang#19689; 0.5.10rc0 models/kimi_k25.py:841-850"),
+}
+# Classes that had ``get_embed_and_head()`` (so EAGLE and NEXTN run) long before a working
+# ``set_eagle3_layers_to_capture()``: only EAGLE3 fails on them.
+# - DeepSeek V2/V3 (``deepseek_v2.py``, DeepseekV3ForCausalLM subclasses DeepseekV2ForCausalLM):
+#   get_embed_and_head from 0.4.5 (:1586) on; set_eagle3_layers_to_capture absent from 0.4.5 to
+#   0.5.4.post1, present in 0.5.4.post3 (:3767) and 0.5.5 (:3822); there is no 0.5.4.post2 release.
+# - Qwen3.5's VL wrappers subclass Qwen3VLForConditionalGeneration: before 0.5.11 neither has
+#   set_eagle3_layers_to_capture (AttributeError); from 0.5.11 to 0.5.21 they inherit Qwen3-VL's, which
+#   only assigns ``model.layers_to_capture`` while Qwen3.5's decoder collects aux states from layers
+#   marked ``_is_layer_to_capture`` (set only for DFLASH), so EAGLE3 gets none and fails at start
+#   (sgl-project/sglang#25408). 0.5.22 adds ``Qwen3_5ForCausalLM.set_eagle3_layers_to_capture``
+#   (qwen3_5.py:1837-1840) and the wrapper delegates to it (qwen3_vl.py:1793-1794). Read in the
+#   wheels 0.5.9 to 0.5.23 (``grep -n set_eagle3_layers_to_capture models/qwen3_5.py models/qwen3_vl.py``).
+# - Qwen2ForCausalLM (Qwen2/2.5, QwQ): get_embed_and_head in every release read, set_eagle3_layers_to_capture
+#   from 0.5.2rc0 (qwen2.py:630; absent in 0.4.9, 0.5.0rc1, 0.5.1 and 0.5.1.post3; sgl-project/sglang#9216).
+EAGLE3_CAPTURE: dict[str, Change] = {
+    "DeepseekV2ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767 (absent in 0.5.4.post1)"),
+    "DeepseekV3ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767, inherited"),
+    "Qwen3_5ForConditionalGeneration": Change("0.5.22", "sglang#25408; 0.5.22 models/qwen3_5.py:1837-1840, qwen3_vl.py:1793-1794"),
+    "Qwen3_5MoeForConditionalGeneration": Change("0.5.22", "sglang#25408; 0.5.22 models/qwen3_5.py:1837-1840, qwen3_vl.py:1793-1794"),
+    "Qwen2ForCausalLM": Change("0.5.2rc0", "sglang#9216; 0.5.2rc0 models/qwen2.py:630 (absent in 0.5.1.post3)"),
+}
+# From this release Qwen3.5's wrappers inherit a set_eagle3_layers_to_capture that marks no layer.
+INHERITED_NO_OP_CAPTURE: dict[str, Change] = {
+    "Qwen3_5ForConditionalGeneration": Change("0.5.11", "0.5.11 models/qwen3_vl.py:1398 set_eagle3_layers_to_capture, inherited"),
+    "Qwen3_5MoeForConditionalGeneration": Change("0.5.11", "0.5.11 models/qwen3_vl.py:1398 set_eagle3_layers_to_capture, inherited"),
+}
+# Draft head classes SGLang registers only from a given release (EntryClass in that wheel, none before).
+DRAFT_HEAD_CLASS: dict[str, Change] = {
+    "Eagle3DeepseekV2ForCausalLM": Change("0.5.12", "0.5.12 models/kimi_k25_eagle3.py:472 (no such file in 0.5.11)"),
+    "MistralForCausalLMEagle": Change("0.5.11", "0.5.11 models/mistral_eagle.py:208 (none in 0.5.10)"),
+}
+# ---- slime / RL ------------------------------------------------------------------------------------
+WEIGHTS_CPU_BACKUP = Change("0.5.3", "0.5.3 model_executor/model_runner.py:785-787 enable_weights_cpu_backup")
+DRAFT_WEIGHTS_CPU_BACKUP = Change("0.5.5.post3", "0.5.5.post3 model_executor/model_runner.py:760-761 enable_draft_weights_cpu_backup")

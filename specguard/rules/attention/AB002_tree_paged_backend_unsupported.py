@@ -6,8 +6,6 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
-    DEFAULT_PICKED_BEFORE_SPEC_SINCE,
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     attention_backend,
     effective_topk,
@@ -16,17 +14,19 @@ from specguard.rules.attention.backends import (
     proposed_backend,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import DEFAULT_BACKEND_PICKED_BEFORE_SPEC
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS | {"NGRAM"}:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS | {"NGRAM"}:
         return
     topk, pages = effective_topk(ctx), page_size(ctx)
     allowed = page_tree_backends(ctx)
     if topk is None or topk <= 1 or pages <= 1 or allowed is None:
         return
     backend, given = attention_backend(ctx)
-    if not given and ctx.version < DEFAULT_PICKED_BEFORE_SPEC_SINCE:
+    if not given and not DEFAULT_BACKEND_PICKED_BEFORE_SPEC.present_in(ctx.version):
         # Before 0.5.5 the default was chosen after this check, which saw None.
         backend, given = None, True
     if backend in allowed:

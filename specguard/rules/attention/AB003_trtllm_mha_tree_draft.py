@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     effective_topk,
     proposed_backend,
@@ -19,12 +18,13 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 _TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS:
         return
     flags = [f for f in _TARGET_FLAGS if (item := ctx.spec.item(f)) is not None and item.values == ("trtllm_mha",)]
     topk = effective_topk(ctx)

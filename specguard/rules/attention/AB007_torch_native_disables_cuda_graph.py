@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
-
-# Issue 36352 (0.5.18, "persists in the latest version"): NGRAM's startup warmup crashes on torch_native.
-NGRAM_WARMUP_CRASH_SEEN_IN = Version("0.5.18")
+from specguard.sglang_facts.changes import NGRAM_TORCH_NATIVE_WARMUP_CRASH
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -19,7 +15,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     replacement = proposed_backend(ctx, avoid=frozenset({"torch_native"}))
     fix = set_flags(f"use {replacement}", Applicability.UNSAFE, attention_backend=replacement) if replacement else None
-    if ctx.algorithm == "NGRAM" and ctx.version >= NGRAM_WARMUP_CRASH_SEEN_IN:
+    if ctx.algorithm == "NGRAM" and ctx.version >= NGRAM_TORCH_NATIVE_WARMUP_CRASH.release:
         yield RULE.finding(
             f"NGRAM with {ctx.flag('--attention-backend')} torch_native is accepted, but the server crashes in its "
             "own startup warmup ('NoneType' object has no attribute 'shape': torch_native reads extend_prefix_lens, "

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     effective_topk,
     is_mla_target,
@@ -20,13 +19,14 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 _FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or gpu is None or gpu.compute_capability is None:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.compute_capability is None:
         return
     if gpu.compute_capability[0] != 10 or is_mla_target(ctx) or ctx.target is None:
         return

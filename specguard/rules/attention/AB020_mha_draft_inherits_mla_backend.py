@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     attention_backend,
     effective_topk,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # Backends whose factory refuses a runner without MLA (sglang 0.5.23
 # layers/attention/attention_registry.py:94-97 trtllm_mla, :118-121 cutedsl_mla).
@@ -28,7 +28,7 @@ def _is_mla(facts) -> bool | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or ctx.spec.get("speculative_draft_attention_backend"):
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.spec.get("speculative_draft_attention_backend"):
         return
     # A draft path is needed: without it EAGLE drafts with the target's own (MLA) MTP layers.
     if ctx.spec.get("speculative_draft_model_path") is None:

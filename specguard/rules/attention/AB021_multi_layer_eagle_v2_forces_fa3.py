@@ -4,24 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, is_mla_target
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
-
-# Targets whose model override turns multi-layer EAGLE and SGLANG_ENABLE_SPEC_V2 on by itself when
-# the algorithm is EAGLE (NEXTN included), from the release given: sglang 0.5.7
-# server_args.py:1216-1223 (MiMo-V2-Flash), 0.5.9 :1426-1433 (Step-3.5-Flash; absent in 0.5.8.post1).
-FORCED_MULTI_LAYER_SINCE: dict[str, Version] = {
-    "MiMoV2FlashForCausalLM": Version("0.5.7"),
-    "Step3p5ForCausalLM": Version("0.5.9"),
-}
+from specguard.sglang_facts.changes import FORCED_MULTI_LAYER_EAGLE
 
 
 def _forced_by_model(ctx: CheckContext) -> bool:
-    since = FORCED_MULTI_LAYER_SINCE.get(ctx.target.architecture or "") if ctx.target is not None else None
-    return since is not None and ctx.version >= since
+    forced = FORCED_MULTI_LAYER_EAGLE.get(ctx.target.architecture or "") if ctx.target is not None else None
+    return forced is not None and forced.present_in(ctx.version)
 
 
 def _fa3_runs(ctx: CheckContext) -> bool | None:

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     effective_topk,
 )
@@ -18,10 +17,11 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS:
         return
     item = ctx.spec.item("--attention-backend")
     topk = effective_topk(ctx)

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     attention_backend,
     is_mla_target,
@@ -19,6 +18,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 PERSIST = "SGLANG_AITER_MLA_PERSIST"  # default True (aiter_backend.py:55 in 0.5.9)
 
@@ -31,7 +31,7 @@ def _runs_aiter(ctx: CheckContext) -> bool:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or ctx.spec.get("disable_cuda_graph") or not _runs_aiter(ctx):
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.spec.get("disable_cuda_graph") or not _runs_aiter(ctx):
         return
     if is_mla_target(ctx):
         return

@@ -4,28 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import attn_dp_size
-
-# PR 34238 (merged 2026-08-10) broadcasts the greedy verify decision on ROCm; first in 0.5.18
-# (speculative/eagle_utils.py:741-754). The draft side has no such sync up to 0.5.23 (PR 35079 open).
-VERIFY_BROADCAST_SINCE = Version("0.5.18")
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import ROCM_VERIFY_BROADCAST
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or gpu is None or gpu.platform != "rocm":
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.platform != "rocm":
         return
     tp = ctx.spec.get("tp_size") or 1
     attn_tp = tp // max(attn_dp_size(ctx), 1)
     if attn_tp <= 1:
         return
     steps = ctx.spec.get("speculative_num_steps") or ctx.resolution.num_steps
-    if ctx.version < VERIFY_BROADCAST_SINCE:
+    if ctx.version < ROCM_VERIFY_BROADCAST.release:
         yield RULE.finding(
             f"EAGLE-family verify on ROCm with {attn_tp} attention-TP ranks in SGLang {ctx.env.sglang_version}: ROCm "
             "always takes the greedy verify path, which decides the accepted drafts per rank without a broadcast, so "

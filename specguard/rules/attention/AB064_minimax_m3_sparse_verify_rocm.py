@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # The MiniMax-M3 entry classes whose attention runs on minimax_sparse_backend (0.5.21 models/minimax_m3.py,
 # models/minimax_m3_vl.py).
@@ -15,7 +16,7 @@ MINIMAX_M3_SPARSE_ARCHS = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3Spa
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or gpu is None or gpu.platform != "rocm":
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.platform != "rocm":
         return
     arch = ctx.target.architecture if ctx.target is not None else None
     if arch not in MINIMAX_M3_SPARSE_ARCHS:

@@ -8,13 +8,14 @@ from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.AB064_minimax_m3_sparse_verify_rocm import (
     MINIMAX_M3_SPARSE_ARCHS,
 )
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or gpu is None or gpu.platform != "rocm":
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.platform != "rocm":
         return
     tp = ctx.spec.get("tp_size") or 1
     if tp <= 1 or ctx.spec.has("--disable-custom-all-reduce"):

@@ -11,27 +11,32 @@ Shared by the AB and VB families. The default backend (P38) is predicted in
 
 from __future__ import annotations
 
-from packaging.version import Version
-
-from specguard.resolution import (  # noqa: F401  (re-exported)
-    DEFAULT_PICKED_BEFORE_SPEC_SINCE,
-    TRTLLM_DEFAULT_ON_SM100_SINCE,
-)
 from specguard.resolution import default_backend as resolution_default_backend
 from specguard.rules.base import (  # noqa: F401  (SGLANG_DIALECTS re-exported: the AB and VB rules speak of SGLang itself)
     SGLANG_DIALECTS,
     CheckContext,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import (
+    DRAFT_GRAPH_PADDED_REPLAY_FIX,
+    NGRAM_PAGE_TREE_FLASHINFER_ONLY,
+    PAGE_TREE_FA3,
+    PAGE_TREE_FLASHINFER_ONLY,
+    PAGE_TREE_TRITON,
+    Change,
+    as_of,
+)
 
-EAGLE_TREE_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
-SPECULATIVE_GRAPH_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
-
-PAGE_TREE_CHECK_SINCE = Version("0.5.2")
-PAGE_TREE_FA3_SINCE = Version("0.5.6")
-PAGE_TREE_TRITON_SINCE = Version("0.5.13")
-# PR 10892 (draft CUDA-graph replay resets its padded position buffers) first shipped in 0.5.3:
-# sglang 0.5.3 speculative/eagle_draft_cuda_graph_runner.py:302-305 (absent in 0.5.2 :302-304).
-PADDED_REPLAY_FIXED_IN = Version("0.5.3")
+# P21/P67: the backends SGLang accepts for a tree (topk > 1) with page_size > 1, newest first;
+# no check before the oldest change. NGRAM has its own check, flashinfer only throughout.
+PAGE_TREE_BACKENDS: tuple[tuple[Change, tuple[str, ...]], ...] = (
+    (PAGE_TREE_TRITON, ("flashinfer", "fa3", "triton")),
+    (PAGE_TREE_FA3, ("flashinfer", "fa3")),
+    (PAGE_TREE_FLASHINFER_ONLY, ("flashinfer",)),
+)
+NGRAM_PAGE_TREE_BACKENDS: tuple[tuple[Change, tuple[str, ...]], ...] = (
+    (NGRAM_PAGE_TREE_FLASHINFER_ONLY, ("flashinfer",)),
+)
 
 
 def is_mla_target(ctx: CheckContext) -> bool:
@@ -72,23 +77,16 @@ def runtime_backends(ctx: CheckContext) -> set[str]:
 
 def page_tree_backends(ctx: CheckContext) -> tuple[str, ...] | None:
     """P21/P67: the backends SGLang accepts for topk > 1 with page_size > 1; None: no check."""
-    if ctx.algorithm == "NGRAM":
-        return ("flashinfer",) if ctx.version >= Version("0.5.3") else None
-    if ctx.version < PAGE_TREE_CHECK_SINCE:
-        return None
-    if ctx.version < PAGE_TREE_FA3_SINCE:
-        return ("flashinfer",)
-    if ctx.version < PAGE_TREE_TRITON_SINCE:
-        return ("flashinfer", "fa3")
-    return ("flashinfer", "fa3", "triton")
+    ladder = NGRAM_PAGE_TREE_BACKENDS if ctx.algorithm == "NGRAM" else PAGE_TREE_BACKENDS
+    return as_of(ladder, ctx.version, before=None)
 
 
 def flashinfer_padding_bug(ctx: CheckContext, backend: str) -> bool:
     """VB001's condition for one backend: flashinfer, EAGLE CUDA graphs on, before 0.5.3."""
     return (
         backend == "flashinfer"
-        and ctx.version < PADDED_REPLAY_FIXED_IN
-        and ctx.algorithm in SPECULATIVE_GRAPH_ALGORITHMS
+        and ctx.version < DRAFT_GRAPH_PADDED_REPLAY_FIX.release
+        and ctx.algorithm in EAGLE_WORKER_ALGORITHMS
         and not ctx.spec.get("disable_cuda_graph")
     )
 

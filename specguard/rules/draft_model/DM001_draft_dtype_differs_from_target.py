@@ -13,13 +13,11 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
-
-# Algorithms that load a separate draft checkpoint whose config.json carries its own dtype.
-_DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
+from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in _DRAFT_ALGORITHMS or ctx.target is None or ctx.draft is None:
+    if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS or ctx.target is None or ctx.draft is None:
         return
     if ctx.spec.get("dtype") not in (None, "auto"):
         return

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
@@ -15,12 +13,10 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
+from specguard.sglang_facts.changes import DRAFT_CONTEXT_GUARD
 
-_DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
 OVERWRITE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
-# PR 9388 (first released in 0.5.1) stopped silently stretching a short draft's context:
-# before it, the draft ran past its positions and hit illegal memory accesses.
-GUARD_SINCE = Version("0.5.1")
 
 
 def served_context(ctx: CheckContext) -> int | None:
@@ -32,7 +28,7 @@ def served_context(ctx: CheckContext) -> int | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in _DRAFT_ALGORITHMS or ctx.draft is None:
+    if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS or ctx.draft is None:
         return
     draft_max = ctx.draft.max_position_embeddings
     context = served_context(ctx)
@@ -44,7 +40,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         context_length=draft_max,
     )
     context_flag = ctx.flag("--context-length")
-    if ctx.version < GUARD_SINCE:
+    if ctx.version < DRAFT_CONTEXT_GUARD.release:
         yield RULE.finding(
             f"the target serves {context} tokens but the draft only has {draft_max} positions; SGLang "
             f"{ctx.env.sglang_version} (before 0.5.1, PR 9388) stretches the draft silently and long "

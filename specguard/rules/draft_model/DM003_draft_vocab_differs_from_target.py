@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in ("EAGLE", "EAGLE3", "STANDALONE") or ctx.target is None or ctx.draft is None:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.target is None or ctx.draft is None:
         return
     if ctx.spec.get("speculative_draft_model_path") is None:
         return  # the draft is the target's own MTP layers (or missing: DM005/DM006)

@@ -6,13 +6,14 @@ from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 # EAGLE3 heads whose config may declare ``target_hidden_size`` and then keep their own embedding.
 _OWN_TARGET_HIDDEN = frozenset({"Eagle3DeepseekV2ForCausalLM"})
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in ("EAGLE", "EAGLE3") or ctx.target is None or ctx.draft is None:
+    if ctx.algorithm not in EAGLE_HEAD_ALGORITHMS or ctx.target is None or ctx.draft is None:
         return
     if ctx.spec.get("speculative_draft_model_path") is None:
         return

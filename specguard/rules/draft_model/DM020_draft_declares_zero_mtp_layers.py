@@ -6,12 +6,11 @@ from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
-
-_SEPARATE_DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3"})
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in _SEPARATE_DRAFT_ALGORITHMS or ctx.draft is None:
+    if ctx.algorithm not in EAGLE_HEAD_ALGORITHMS or ctx.draft is None:
         return
     if ctx.spec.get("speculative_draft_model_path") is None or ctx.draft.num_nextn_predict_layers != 0:
         return

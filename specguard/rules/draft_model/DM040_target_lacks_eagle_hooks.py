@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
@@ -15,90 +13,46 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
+from specguard.sglang_facts.changes import (
+    EAGLE3_CAPTURE,
+    EAGLE_HOOKS,
+    INHERITED_NO_OP_CAPTURE,
+)
 
-# The first release whose model class for these target architectures has the two hooks the
-# EAGLE worker calls on the target: ``get_embed_and_head()`` (every EAGLE/EAGLE3 draft worker,
-# unconditionally: ``speculative/eagle_worker.py:119`` in 0.4.6, :158 in 0.5.10) and
-# ``set_eagle3_layers_to_capture()`` (EAGLE3 only, ``model_executor/model_runner.py:668`` in
-# 0.5.10). Both arrive together in each of these classes, so one release per architecture.
-# Read in the wheels (``models/<file>.py``, ``grep "def get_embed_and_head"``):
-# - Qwen2.5-VL (``qwen2_5_vl.py``): absent in 0.4.6, 0.5.0rc1 and 0.5.1, present in 0.5.2 (:654-657,
-#   sgl-project/sglang#8801). The 0.5.2 release candidates were not read, so they are not judged.
-# - Qwen3-VL (``qwen3_vl.py``): absent in 0.5.5, 0.5.9, 0.5.10 and 0.5.10.post1, present in 0.5.11
-#   (:1395-1409, sgl-project/sglang#22230); ``Qwen3VLMoeForConditionalGeneration``
-#   (``qwen3_vl_moe.py:173``) subclasses it.
-# - Gemma 3 (``gemma3_mm.py``, ``gemma3_causal.py``): absent from 0.4.6 to 0.5.11, present in 0.5.12
-#   (gemma3_mm.py:485-497, gemma3_causal.py:897-925, sgl-project/sglang#23976).
-# - Kimi K2.5 (``kimi_k25.py``, the vision-language wrapper around DeepseekV3ForCausalLM): absent in
-#   0.5.9, present in 0.5.10rc0 (:841-850) and 0.5.10 (sgl-project/sglang#19689).
-# Architectures not listed here are not judged.
-EAGLE_HOOKS_SINCE: dict[str, Version] = {
-    "Qwen2_5_VLForConditionalGeneration": Version("0.5.2rc0"),
-    "Qwen3VLForConditionalGeneration": Version("0.5.11"),
-    "Qwen3VLMoeForConditionalGeneration": Version("0.5.11"),
-    "Gemma3ForConditionalGeneration": Version("0.5.12"),
-    "Gemma3ForCausalLM": Version("0.5.12"),
-    "KimiK25ForConditionalGeneration": Version("0.5.10rc0"),
-}
-
-# Classes that had ``get_embed_and_head()`` (so EAGLE and NEXTN run) long before a working
-# ``set_eagle3_layers_to_capture()``: only EAGLE3 fails on them.
-# - DeepSeek V2/V3 (``deepseek_v2.py``, DeepseekV3ForCausalLM subclasses DeepseekV2ForCausalLM):
-#   get_embed_and_head from 0.4.5 (:1586) on; set_eagle3_layers_to_capture absent from 0.4.5 to
-#   0.5.4.post1, present in 0.5.4.post3 (:3767) and 0.5.5 (:3822). 0.5.4.post2 was not read, so it is not judged.
-# - Qwen3.5's VL wrappers subclass Qwen3VLForConditionalGeneration: before 0.5.11 neither has
-#   set_eagle3_layers_to_capture (AttributeError); from 0.5.11 to 0.5.21 they inherit Qwen3-VL's, which
-#   only assigns ``model.layers_to_capture`` while Qwen3.5's decoder collects aux states from layers
-#   marked ``_is_layer_to_capture`` (set only for DFLASH), so EAGLE3 gets none and fails at start
-#   (sgl-project/sglang#25408). 0.5.22 adds ``Qwen3_5ForCausalLM.set_eagle3_layers_to_capture``
-#   (qwen3_5.py:1837-1840) and the wrapper delegates to it (qwen3_vl.py:1793-1794). Read in the
-#   wheels 0.5.9 to 0.5.23 (``grep -n set_eagle3_layers_to_capture models/qwen3_5.py models/qwen3_vl.py``).
-# - Qwen2ForCausalLM (Qwen2/2.5, QwQ): get_embed_and_head in every release read, set_eagle3_layers_to_capture
-#   from 0.5.2 (qwen2.py:637; absent in 0.4.9, 0.5.0rc1 and 0.5.1; sgl-project/sglang#9216). The 0.5.2
-#   release candidates were not read, so they are not judged.
-EAGLE3_CAPTURE_SINCE: dict[str, Version] = {
-    "DeepseekV2ForCausalLM": Version("0.5.4.post2"),
-    "DeepseekV3ForCausalLM": Version("0.5.4.post2"),
-    "Qwen3_5ForConditionalGeneration": Version("0.5.22"),
-    "Qwen3_5MoeForConditionalGeneration": Version("0.5.22"),
-    "Qwen2ForCausalLM": Version("0.5.2rc0"),
-}
-# From this release Qwen3.5's wrappers inherit a set_eagle3_layers_to_capture that marks no layer.
-INHERITED_NO_OP_CAPTURE_SINCE: dict[str, Version] = {
-    "Qwen3_5ForConditionalGeneration": Version("0.5.11"),
-    "Qwen3_5MoeForConditionalGeneration": Version("0.5.11"),
-}
+# The releases are tables in sglang_facts.changes (EAGLE_HOOKS, EAGLE3_CAPTURE, INHERITED_NO_OP_CAPTURE),
+# with what was read in which wheel.
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in ("EAGLE", "EAGLE3") or ctx.target is None:
+    if ctx.algorithm not in EAGLE_HEAD_ALGORITHMS or ctx.target is None:
         return
     arch = ctx.target.architecture
-    capture_since = EAGLE3_CAPTURE_SINCE.get(arch or "")
-    if ctx.algorithm == "EAGLE3" and capture_since is not None and ctx.version < capture_since:
-        inherited_since = INHERITED_NO_OP_CAPTURE_SINCE.get(arch or "")
-        if inherited_since is None or ctx.version < inherited_since:
+    capture = EAGLE3_CAPTURE.get(arch or "")
+    if ctx.algorithm == "EAGLE3" and capture is not None and not capture.present_in(ctx.version):
+        inherited = INHERITED_NO_OP_CAPTURE.get(arch or "")
+        if inherited is None or not inherited.present_in(ctx.version):
             what = "has no set_eagle3_layers_to_capture(): the server dies with an AttributeError"
         else:
             what = ("inherits Qwen3-VL's set_eagle3_layers_to_capture(), which marks no decoder layer, so the "
                     "target returns no auxiliary hidden states and the EAGLE3 head fails")
         yield RULE.finding(
             f"SGLang {ctx.env.sglang_version}'s {arch} {what} after the target's weights have loaded. EAGLE3 "
-            f"runs on this target from SGLang {capture_since}; upgrade, or use EAGLE with an EAGLE-1 head "
+            f"runs on this target from SGLang {capture.first_release}; upgrade, or use EAGLE with an EAGLE-1 head "
             "(or the model's own MTP layers, where it has them)",
             flags=("--speculative-algorithm",),
         )
         return
-    since = EAGLE_HOOKS_SINCE.get(arch or "")
-    if since is None or ctx.version >= since:
+    hooks = EAGLE_HOOKS.get(arch or "")
+    if hooks is None or hooks.present_in(ctx.version):
         return
     missing = "set_eagle3_layers_to_capture()" if ctx.algorithm == "EAGLE3" else "get_embed_and_head()"
     algo_flag = ctx.flag("--speculative-algorithm")
     next_step = (
-        f"EAGLE3 runs on this target from SGLang {since}; EAGLE and NEXTN run already (a NextN/MTP draft is "
+        f"EAGLE3 runs on this target from SGLang {hooks.first_release}; EAGLE and NEXTN run already (a NextN/MTP draft is "
         f"{algo_flag} NEXTN)"
-        if arch in EAGLE3_CAPTURE_SINCE
-        else f"EAGLE and EAGLE3 run on this target from SGLang {since}; upgrade, or drop {algo_flag} (NGRAM needs no hooks)"
+        if arch in EAGLE3_CAPTURE
+        else f"EAGLE and EAGLE3 run on this target from SGLang {hooks.first_release}; upgrade, or drop {algo_flag} (NGRAM needs no hooks)"
     )
     yield RULE.finding(
         f"SGLang {ctx.env.sglang_version}'s {arch} has no {missing}, which the "

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
@@ -15,35 +13,23 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
-
-# Draft head classes that SGLang registers only from a given release (the model file and its
-# ``EntryClass`` appear in that wheel and not in the one before). Before it, the draft's
-# ``architectures`` name no registered model and loading the draft fails after the target has
-# loaded. Read in the wheels (``unzip -l``, ``EntryClass``):
-# - ``Eagle3DeepseekV2ForCausalLM``, the MLA EAGLE3 head (Kimi K2.5/K2.6 ``*-eagle3-mla``):
-#   ``models/kimi_k25_eagle3.py:472`` from 0.5.12, no such file in 0.5.11.
-# - ``MistralForCausalLMEagle``: ``models/mistral_eagle.py:208`` from 0.5.11, none in 0.5.10.
-DRAFT_HEAD_SINCE: dict[str, Version] = {
-    "Eagle3DeepseekV2ForCausalLM": Version("0.5.12"),
-    "MistralForCausalLMEagle": Version("0.5.11"),
-}
-
-SEPARATE_DRAFT_ALGORITHMS = ("EAGLE", "EAGLE3", "STANDALONE")
+from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
+from specguard.sglang_facts.changes import DRAFT_HEAD_CLASS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in SEPARATE_DRAFT_ALGORITHMS or ctx.draft is None:
+    if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS or ctx.draft is None:
         return
     if ctx.spec.get("speculative_draft_model_path") is None:
         return
     arch = ctx.draft.architecture
-    since = DRAFT_HEAD_SINCE.get(arch or "")
-    if since is None or ctx.version >= since:
+    registered = DRAFT_HEAD_CLASS.get(arch or "")
+    if registered is None or registered.present_in(ctx.version):
         return
     yield RULE.finding(
         f"the draft's architectures say {arch}, which SGLang {ctx.env.sglang_version} does not register "
-        f"(it arrives in {since}): the draft fails to load after the target's weights are in memory. "
-        f"Upgrade to SGLang {since} or later, or use a draft whose class this release has",
+        f"(it arrives in {registered.first_release}): the draft fails to load after the target's weights are in memory. "
+        f"Upgrade to SGLang {registered.first_release} or later, or use a draft whose class this release has",
         flags=("--speculative-draft-model-path",),
     )
 

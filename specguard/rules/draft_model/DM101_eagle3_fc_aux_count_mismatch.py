@@ -6,11 +6,8 @@ from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
-from specguard.rules.draft_model._common import (
-    EAGLE2_FC_FACTOR,
-    EAGLE3_AUX_COUNT_FROM_CONFIG,
-    eagle3_fc_layout,
-)
+from specguard.rules.draft_model._common import EAGLE2_FC_FACTOR, eagle3_fc_layout
+from specguard.sglang_facts.changes import EAGLE3_AUX_COUNT_FROM_CONFIG
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -27,7 +24,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if draft.hidden_size is not None and fc_in == EAGLE2_FC_FACTOR * draft.hidden_size:
         return  # an EAGLE-2 head: DM100 says so
     trained = f"{fc_in // width} aux hidden states of width {width}" if fc_in % width == 0 else f"an input width of {fc_in}"
-    if ctx.version < EAGLE3_AUX_COUNT_FROM_CONFIG:
+    if not EAGLE3_AUX_COUNT_FROM_CONFIG.present_in(ctx.version):
         yield RULE.finding(
             f"the EAGLE3 head's fc.weight is {list(draft.weights.fc_shape)}: it was trained on {trained}, but SGLang "
             f"{ctx.env.sglang_version} builds fc for 3 aux states whatever the config says ({width * count} inputs), so "

@@ -12,9 +12,7 @@ from packaging.version import Version
 
 from specguard.models import ModelFacts
 from specguard.resolution import MTP_TARGET_ARCHITECTURES
-
-# Algorithms that load a separate draft checkpoint (or a draft-mode copy of the target).
-DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
+from specguard.sglang_facts.changes import EAGLE3_AUX_COUNT_FROM_CONFIG
 
 # P25, ``arg_groups/speculative_hook.py:1121-1156`` (``_handle_eagle_family``): for these target
 # architectures SGLang fills ``--speculative-draft-model-path`` with ``--model-path`` when it is
@@ -159,11 +157,6 @@ def is_hub_reference(path: str | None, facts: ModelFacts | None) -> bool:
     return facts.revision is not None or "@" in facts.source
 
 
-# SGLang sizes an EAGLE3 head's fc for a configurable number of aux states from 0.5.12 on;
-# 0.5.11 and before always use 3 (``models/llama_eagle3.py:139`` of 0.5.11: ``hidden_size_in * 3``).
-EAGLE3_AUX_COUNT_FROM_CONFIG = Version("0.5.12")
-
-
 def eagle3_fc_layout(draft: ModelFacts, version: Version) -> tuple[int, int] | None:
     """(input width per aux state, number of aux states) SGLang builds an EAGLE3 head's ``fc`` with:
     ``target_hidden_size`` else ``hidden_size``, times ``num_aux_hidden_states`` else the number
@@ -171,7 +164,7 @@ def eagle3_fc_layout(draft: ModelFacts, version: Version) -> tuple[int, int] | N
     width = draft.target_hidden_size or draft.hidden_size
     if width is None:
         return None
-    if version < EAGLE3_AUX_COUNT_FROM_CONFIG:
+    if not EAGLE3_AUX_COUNT_FROM_CONFIG.present_in(version):  # 0.5.11 and before: always 3
         return width, 3
     ids = draft.eagle_aux_hidden_state_layer_ids
     count = draft.num_aux_hidden_states or (len(ids) if ids else 3)

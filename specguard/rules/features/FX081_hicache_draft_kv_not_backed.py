@@ -4,22 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 HICACHE = "--enable-hierarchical-cache"
-# 0.5.11 is the first release that registers the draft's KV pool with HiCache so L2/L3 backup and
-# load-back move target and draft together (sglang#21125; 0.5.11 managers/scheduler.py:441,990-1030,
-# managers/cache_controller.py:843-852); 0.5.10 has no such path.
-DRAFT_KV_BACKED_SINCE = Version("0.5.11")
-# The algorithms whose draft keeps its own KV pool beside the target's (NGRAM drafts from a trie).
-DRAFT_KV_ALGORITHMS = ("EAGLE", "EAGLE3", "STANDALONE")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if not ctx.spec.has(HICACHE) or ctx.algorithm not in DRAFT_KV_ALGORITHMS:
+    if not ctx.spec.has(HICACHE) or ctx.algorithm not in EAGLE_WORKER_ALGORITHMS:
         return
     yield RULE.finding(
         f"{ctx.flag(HICACHE)} with {ctx.algorithm} in SGLang {ctx.version}: HiCache backs up and loads back "

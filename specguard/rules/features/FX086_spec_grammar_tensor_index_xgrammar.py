@@ -6,11 +6,12 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 GRAMMAR_BACKEND = "--grammar-backend"
 # Every worker that verifies a draft tree under a grammar walks it with spec_utils.traverse_tree
 # (0.5.11: eagle_worker.py:924, eagle_worker_v2.py:828, multi_layer_eagle_worker.py:510, ngram_worker.py:290).
-TREE_GRAMMAR_ALGORITHMS = ("EAGLE", "EAGLE3", "STANDALONE", "NGRAM")
+TREE_GRAMMAR_ALGORITHMS = EAGLE_WORKER_ALGORITHMS | {"NGRAM"}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -6,10 +6,9 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 GRAMMAR_BACKEND = "--grammar-backend"
-# The EAGLE worker runs EAGLE/NEXTN (aliased), EAGLE3 and, later, STANDALONE.
-EAGLE_WORKER_ALGORITHMS = ("EAGLE", "EAGLE3", "STANDALONE")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

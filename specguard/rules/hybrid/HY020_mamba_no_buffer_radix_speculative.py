@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.hybrid._hybrid import (
@@ -14,10 +12,7 @@ from specguard.rules.hybrid._hybrid import (
     mamba_strategy,
     strategy_flag,
 )
-
-# From 0.5.11 a ROCm launch gets the radix cache switched off instead of the error
-# (sglang 0.5.11 server_args.py:2441-2456, PR 22908); 0.5.10 raises on every platform.
-ROCM_FALLBACK_SINCE = Version("0.5.11")
+from specguard.sglang_facts.changes import MAMBA_NO_BUFFER_ROCM_FALLBACK
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -30,7 +25,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     strategy = strategy_flag(ctx)
     radix = ctx.flag("--disable-radix-cache")
     gpu = ctx.env.gpu
-    if gpu is not None and gpu.platform == "rocm" and ctx.version >= ROCM_FALLBACK_SINCE:
+    if gpu is not None and gpu.platform == "rocm" and ctx.version >= MAMBA_NO_BUFFER_ROCM_FALLBACK.release:
         yield RULE.finding(
             f"{arch} with speculative decoding and the mamba no_buffer strategy: on ROCm SGLang {ctx.version} "
             f"switches the radix cache off (extra_buffer needs CUDA), so no prefix is reused. Add {radix} to say so",

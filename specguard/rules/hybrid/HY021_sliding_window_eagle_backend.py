@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     attention_backend,
     proposed_backend,
@@ -20,12 +19,13 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.hybrid._hybrid import SLIDING_WINDOW_ARCHITECTURES
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 BROKEN_BACKENDS = frozenset({"flashinfer", "triton"})
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or ctx.target is None:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.target is None:
         return
     arch = ctx.target.architecture
     if arch not in SLIDING_WINDOW_ARCHITECTURES:

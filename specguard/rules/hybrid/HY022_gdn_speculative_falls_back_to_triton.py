@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # The hybrid GDN targets whose SM100 default SGLang picks in its model override: triton unless
 # `_get_default_attn_backend` returns trtllm_mha (sglang 0.5.10 server_args.py:1977-2005, 0.5.14
@@ -23,7 +24,7 @@ GDN_SM100_OVERRIDE_ARCHITECTURES = frozenset(
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or ctx.target is None:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.target is None:
         return
     arch = ctx.target.architecture
     if arch not in GDN_SM100_OVERRIDE_ARCHITECTURES:

@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
-    EAGLE_TREE_ALGORITHMS,
     SGLANG_DIALECTS,
     proposed_backend,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # gpt-oss alternates full and 128-token sliding-window layers. Gemma 2/3 and MiMo-V2 are HY021's
 # (their EAGLE passes on triton fail outright, in every release); this rule is the silent part.
@@ -26,7 +26,7 @@ def _runs_triton(ctx: CheckContext) -> tuple[bool, bool]:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_TREE_ALGORITHMS or ctx.target is None:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.target is None:
         return
     arch = ctx.target.architecture
     if arch not in AFFECTED_ARCHITECTURES:

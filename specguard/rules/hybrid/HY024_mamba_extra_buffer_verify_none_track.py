@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
-from specguard.rules.attention.backends import EAGLE_TREE_ALGORITHMS, SGLANG_DIALECTS
+from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.hybrid._hybrid import (
     STRATEGY_FLAGS,
@@ -16,14 +14,13 @@ from specguard.rules.hybrid._hybrid import (
     runs_extra_buffer,
     strategy_flag,
 )
-
-# NGRAM's verify reaches the same call from 0.5.14 (speculative/ngram_worker.py:334 there).
-NGRAM_VERIFY_TRACKS_SINCE = Version("0.5.14")
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import NGRAM_VERIFY_TRACKS_MAMBA
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     algorithm = ctx.algorithm
-    verifies = algorithm in EAGLE_TREE_ALGORITHMS or (algorithm == "NGRAM" and ctx.version >= NGRAM_VERIFY_TRACKS_SINCE)
+    verifies = algorithm in EAGLE_WORKER_ALGORITHMS or (algorithm == "NGRAM" and ctx.version >= NGRAM_VERIFY_TRACKS_MAMBA.release)
     if not verifies or not is_mamba_radix_target(ctx) or not runs_extra_buffer(ctx):
         return
     arch = ctx.target.architecture  # type: ignore[union-attr]

@@ -4,6 +4,10 @@ sliding-window attention, read from SGLang's own architecture tables."""
 from __future__ import annotations
 
 from specguard.rules.base import CheckContext
+from specguard.sglang_facts.changes import (
+    MAMBA_AUTO_EXTRA_BUFFER,
+    MAMBA_RADIX_STRATEGY_FLAG,
+)
 
 # Targets whose radix cache is SGLang's MambaRadixCache (the ones `_handle_mamba_radix_cache`
 # is called for with mamba caching on): sglang 0.5.10 server_args.py:1919-2060 and 0.5.13
@@ -40,9 +44,7 @@ def strategy_flag(ctx: CheckContext) -> str:
     for item in reversed(ctx.spec.items):
         if item.flag in STRATEGY_FLAGS:
             return ctx.flag(item.flag)
-    from packaging.version import Version
-
-    return ctx.flag(STRATEGY_FLAGS[0] if ctx.version >= Version("0.5.14") else STRATEGY_FLAGS[1])
+    return ctx.flag(STRATEGY_FLAGS[0] if MAMBA_RADIX_STRATEGY_FLAG.present_in(ctx.version) else STRATEGY_FLAGS[1])
 
 
 def is_mamba_radix_target(ctx: CheckContext) -> bool:
@@ -77,7 +79,6 @@ EXTRA_BUFFER_AUTO_ARCHITECTURES = frozenset(
         "NemotronHForCausalLM",
     }
 )
-AUTO_PICKS_EXTRA_BUFFER_SINCE = "0.5.14"
 
 
 def runs_extra_buffer(ctx: CheckContext) -> bool:
@@ -88,12 +89,10 @@ def runs_extra_buffer(ctx: CheckContext) -> bool:
     when the radix cache is on, overlap or paging is wanted, and the linear-attention backend is
     triton (0.5.14 server_args.py:4380-4395); before 0.5.14 it resolves to no_buffer.
     """
-    from packaging.version import Version
-
     strategy = mamba_strategy(ctx)
     if strategy in ("extra_buffer", "extra_buffer_lazy"):
         return True
-    if strategy != "auto" or ctx.version < Version(AUTO_PICKS_EXTRA_BUFFER_SINCE):
+    if strategy != "auto" or not MAMBA_AUTO_EXTRA_BUFFER.present_in(ctx.version):
         return False
     if ctx.target is None or ctx.target.architecture not in EXTRA_BUFFER_AUTO_ARCHITECTURES:
         return False

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
@@ -22,12 +20,14 @@ from specguard.rules.spec_params._shared import (
     drop_attn_dp,
     int_flag,
 )
+from specguard.sglang_facts.changes import (
+    DFLASH_DP_ATTENTION_CUDA,
+    DFLASH_DP_ATTENTION_NPU,
+)
 
 # DFLASH with attention DP: always rejected 0.5.11-0.5.19, rejected off NPU 0.5.20-0.5.22, and
 # from 0.5.23 allowed on CUDA with --enable-dp-lm-head, no context parallel, no DP spec/prefill
 # coordination (speculative_hook.py:303-317).
-DFLASH_NPU_ONLY_SINCE = Version("0.5.20")
-DFLASH_CUDA_SINCE = Version("0.5.23")
 COORDINATION = "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION"
 
 
@@ -48,8 +48,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     where = device(ctx)
     if where == "npu":
         return
-    if ctx.version < DFLASH_CUDA_SINCE:
-        scope = " on non-NPU devices" if ctx.version >= DFLASH_NPU_ONLY_SINCE else ""
+    if ctx.version < DFLASH_DP_ATTENTION_CUDA.release:
+        scope = " on non-NPU devices" if ctx.version >= DFLASH_DP_ATTENTION_NPU.release else ""
         yield RULE.finding(
             f"DFLASH does not support DP attention{scope} in SGLang {ctx.version} ({written}): it raises at "
             "argument time. 0.5.23 allows it on CUDA with --enable-dp-lm-head",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Dialect, Edit, Finding, Fix, Severity
 from specguard.rules.base import (
     CheckContext,
@@ -16,12 +14,9 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.spec_params._shared import attn_dp_enabled
+from specguard.sglang_facts.changes import PP_SPEC_EXCEPTIONS
 
 PP_SPEC_ENV = "SGLANG_ENABLE_PP_SPEC"
-# Before 0.5.21 check_server_args rejected every speculative algorithm under pp > 1 (0.4.6.post2
-# server_args.py:1281 to 0.5.14 :6653; 0.5.20 arg_groups/validation_hook.py:80-84 off NPU);
-# 0.5.21 replaced it with check_pipeline_parallel_compat and its exceptions.
-PP_SPEC_EXCEPTIONS_SINCE = Version("0.5.21")
 
 
 def pp_off(ctx: CheckContext, pp: int) -> Fix:
@@ -34,7 +29,7 @@ def pp_off(ctx: CheckContext, pp: int) -> Fix:
 
 def reason(ctx: CheckContext) -> str | None:
     """Why check_pipeline_parallel_compat (0.5.23 validation_hook.py:119-171) rejects it, or None."""
-    if ctx.version < PP_SPEC_EXCEPTIONS_SINCE:
+    if ctx.version < PP_SPEC_EXCEPTIONS.release:
         if ctx.spec.get("device") == "npu":
             return None  # 0.5.20 let NPU prefill nodes run EAGLE under PP; earlier NPU builds were not read
         return "before SGLang 0.5.21 pipeline parallelism is not compatible with speculative decoding at all"

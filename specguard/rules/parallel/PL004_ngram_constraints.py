@@ -9,26 +9,24 @@ from packaging.version import Version
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.rules.spec_params._shared import device
+from specguard.sglang_facts.changes import (
+    NGRAM_KEEPS_OVERLAP,
+    NGRAM_ON_CPU,
+    NGRAM_ON_XPU,
+    NGRAM_ROCM_TREE_OP,
+    Change,
+    as_of,
+)
 
-# The devices _handle_ngram accepts, by release (the seed document still says CUDA only):
-CPU_SINCE = Version("0.5.16")  # arg_groups/speculative_hook.py:652-655 "CUDA or CPU devices"
-XPU_SINCE = Version("0.5.21")  # "CUDA, CPU, or XPU devices"; 0.5.23 speculative_hook.py:1287-1290
-# Up to 0.5.13 NGRAM also turned the overlap scheduler off (0.5.13 arg_groups/speculative_hook.py:427-430,
-# "The overlap scheduler and mixed chunked prefill are disabled"); from 0.5.14 only mixed chunk (P37).
-OVERLAP_KEPT_SINCE = Version("0.5.14")
-# NGRAM's verify rebuilds its tree with reconstruct_indices_from_tree_mask. Up to 0.5.22 a ROCm build
-# takes it from sgl_kernel (0.5.3 ngram_worker.py:6; 0.5.21 :39-46, where only CUDA and XPU get another
-# source), and the ROCm sgl_kernel never registered the op (PR 29346, closed unmerged). 0.5.23 uses the
-# in-tree op on HIP too (kernels/ops/speculative/reconstruct_tree.py:47-50).
-ROCM_TREE_OP_SINCE = Version("0.5.23")
+# The devices _handle_ngram accepts, newest first; CUDA only before.
+DEVICES: tuple[tuple[Change, tuple[str, ...]], ...] = (
+    (NGRAM_ON_XPU, ("cuda", "cpu", "xpu")),
+    (NGRAM_ON_CPU, ("cuda", "cpu")),
+)
 
 
 def allowed_devices(version: Version) -> tuple[str, ...]:
-    if version >= XPU_SINCE:
-        return ("cuda", "cpu", "xpu")
-    if version >= CPU_SINCE:
-        return ("cuda", "cpu")
-    return ("cuda",)
+    return as_of(DEVICES, version, before=("cuda",))
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -42,7 +40,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             "'Ngram speculative decoding only supports ...' at argument time",
             flags=("--device",),
         )
-    if ctx.env.platform == "rocm" and where == "cuda" and ctx.version < ROCM_TREE_OP_SINCE:
+    if ctx.env.platform == "rocm" and where == "cuda" and ctx.version < NGRAM_ROCM_TREE_OP.release:
         yield RULE.finding(
             f"NGRAM on an AMD GPU in SGLang {ctx.version}: the verify step calls sgl_kernel's "
             "reconstruct_indices_from_tree_mask, which the ROCm sgl_kernel does not register, so the scheduler "
@@ -50,7 +48,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             "'cuda' to torch). SGLang 0.5.23 uses an in-tree kernel on ROCm; otherwise drop NGRAM here",
             flags=("--speculative-algorithm",),
         )
-    if ctx.version < OVERLAP_KEPT_SINCE and not ctx.spec.get("disable_overlap_schedule"):
+    if ctx.version < NGRAM_KEEPS_OVERLAP.release and not ctx.spec.get("disable_overlap_schedule"):
         yield RULE.finding(
             f"SGLang {ctx.version} turns the overlap scheduler off for NGRAM (until 0.5.14 kept it): expect "
             "lower throughput than an overlapped run",

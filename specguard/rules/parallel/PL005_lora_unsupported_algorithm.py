@@ -15,21 +15,20 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.sglang_facts.changes import LORA_WITH_EAGLE_DFLASH, LORA_WITH_NGRAM
 
 # Before 0.5.5.post3 no speculative algorithm ran with LoRA: the server started, then failed (sglang#12726,
 # NGRAM on 0.5.4.post3) or decoded wrongly, since LoRA assumed one token per decode step; sglang#12903
 # made NGRAM work and added the check (0.5.5.post3 server_args.py:3876-3881; 0.5.5 has neither).
 # From then to 0.5.18 LoRA allowed only NGRAM (0.5.18 server_args.py:9371-9373); 0.5.19 added the EAGLE
 # family, DFLASH and DSPARK (arg_groups/lora_hook.py:170-190), without adaptive (0.5.23 lora_hook.py:238-300).
-NGRAM_SINCE = Version("0.5.5.post3")
-WIDER_SINCE = Version("0.5.19")
 LORA_FLAGS = ("--enable-lora", "--lora-paths")
 
 
 def allowed(version: Version) -> tuple[str, ...]:
-    if version >= WIDER_SINCE:
+    if version >= LORA_WITH_EAGLE_DFLASH.release:
         return ("NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK")
-    return ("NGRAM",) if version >= NGRAM_SINCE else ()
+    return ("NGRAM",) if version >= LORA_WITH_NGRAM.release else ()
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -52,7 +51,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             flags=lora,
         )
         return
-    if ctx.version >= WIDER_SINCE and ctx.algorithm != "NGRAM" and ctx.spec.has("--speculative-adaptive"):
+    if ctx.version >= LORA_WITH_EAGLE_DFLASH.release and ctx.algorithm != "NGRAM" and ctx.spec.has("--speculative-adaptive"):
         yield RULE.finding(
             f"LoRA with {ctx.algorithm} does not support {ctx.flag('--speculative-adaptive')}: SGLang raises a ValueError",
             flags=("--speculative-adaptive",),

@@ -16,22 +16,13 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.sglang_facts.changes import DECODE_RADIX_CACHE_ALGORITHMS, as_of
 
 RADIX = "--disaggregation-decode-enable-radix-cache"
 
-# The algorithms the decode radix cache accepts, by the first release of each rule: every algorithm
-# rejected up to 0.5.20 (0.5.12 server_args.py:4058, 0.5.20 arg_groups/pd_disaggregation_hook.py:89);
-# DSPARK from 0.5.21 (0.5.21 pd_disaggregation_hook.py:97); EAGLE/NEXTN and EAGLE3 too from 0.5.23
-# (speculative_hook.py:164-173; sglang#39150 reports the ValueError for EAGLE3 before).
-ALLOWED_BY_RELEASE: tuple[tuple[Version, tuple[str, ...]], ...] = (
-    (Version("0.5.23"), ("DSPARK", "EAGLE", "EAGLE3")),
-    (Version("0.5.21"), ("DSPARK",)),
-    (Version("0"), ()),
-)
-
 
 def allowed(version: Version) -> tuple[str, ...]:
-    return next(names for since, names in ALLOWED_BY_RELEASE if version >= since)
+    return as_of(DECODE_RADIX_CACHE_ALGORITHMS, version, before=())
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
-from specguard.rules.spec_params._shared import ATTN_DP_SIZE_SINCE, attn_dp_size
+from specguard.rules.spec_params._shared import attn_dp_size
+from specguard.sglang_facts.changes import ATTN_DP_SIZE_FLAG
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -34,8 +35,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             flags=("--tp-size", "--nnodes"),
         )
     dp = spec.get("dp_size") or 1
-    replicas = dp if (ctx.version >= ATTN_DP_SIZE_SINCE and not spec.get("enable_dp_attention")) else 1
-    if nnodes > 1 and replicas > 1 and ctx.version >= ATTN_DP_SIZE_SINCE:
+    replicas = dp if (ATTN_DP_SIZE_FLAG.present_in(ctx.version) and not spec.get("enable_dp_attention")) else 1
+    if nnodes > 1 and replicas > 1 and ATTN_DP_SIZE_FLAG.present_in(ctx.version):
         yield RULE.finding(
             f"{ctx.flag('--dp-size')} {dp} replicas over {nnodes} nodes: SGLang {ctx.version} asserts 'multi-node "
             f"data-parallel replicas are not supported'. Use {ctx.flag('--attn-dp-size')} across nodes, or one node per replica",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
@@ -16,18 +14,21 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.sglang_facts.algorithms import (
+    EAGLE_HEAD_ALGORITHMS,
+    MIXED_CHUNK_OFF_ALGORITHMS,
+)
+from specguard.sglang_facts.changes import MIXED_CHUNK_PER_ALGORITHM
 
 # 0.5.19 moved the decision to SpeculativeAlgorithm.supports_mixed_chunk() (arg_groups/
-# speculative_hook.py:675-684): EAGLE, EAGLE3, DFLASH and DSPARK keep it. Before, the EAGLE-family
+# speculative_hook.py:675-684; the table is sglang_facts.algorithms). Before, the EAGLE-family
 # and DFLASH handlers turned it off too (0.5.13 arg_groups/speculative_hook.py:245-249, 306-311).
-EAGLE_KEEPS_SINCE = Version("0.5.19")
-ALWAYS_OFF = frozenset({"STANDALONE", "NGRAM", "FROZEN_KV_MTP"})
+OFF_BEFORE_PER_ALGORITHM = MIXED_CHUNK_OFF_ALGORITHMS | EAGLE_HEAD_ALGORITHMS | {"DFLASH"}
 
 
 def turned_off(ctx: CheckContext) -> bool:
-    if ctx.algorithm in ALWAYS_OFF:
-        return True
-    return ctx.version < EAGLE_KEEPS_SINCE and ctx.algorithm in ("EAGLE", "EAGLE3", "DFLASH")
+    per_algorithm = MIXED_CHUNK_PER_ALGORITHM.present_in(ctx.version)
+    return ctx.algorithm in (MIXED_CHUNK_OFF_ALGORITHMS if per_algorithm else OFF_BEFORE_PER_ALGORITHM)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -7,15 +7,15 @@ from collections.abc import Iterator
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
-    EAGLE_FAMILY,
     attn_dp_enabled,
     attn_dp_flags,
     drop_attn_dp,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_FAMILY or not attn_dp_enabled(ctx) or ctx.resolution.disable_overlap_schedule is not False:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or not attn_dp_enabled(ctx) or ctx.resolution.disable_overlap_schedule is not False:
         return
     written = " ".join(ctx.flag(f) for f in attn_dp_flags(ctx))
     yield RULE.finding(

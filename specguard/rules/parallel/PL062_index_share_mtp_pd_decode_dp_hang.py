@@ -7,17 +7,17 @@ from collections.abc import Iterator
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
-    EAGLE_FAMILY,
     attn_dp_enabled,
     attn_dp_flags,
     drop_attn_dp,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 GLM52_INDEX_SHARE = {"architectures": ("GlmMoeDsaForCausalLM",), "index_share_for_mtp_iteration": True}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_FAMILY or ctx.target is None or ctx.target.index_share_for_mtp_iteration is not True:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.target is None or ctx.target.index_share_for_mtp_iteration is not True:
         return
     if ctx.spec.get("disaggregation_mode") != "decode" or not attn_dp_enabled(ctx):
         return

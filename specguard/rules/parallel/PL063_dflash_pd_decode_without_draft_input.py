@@ -4,25 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
-
-# The first release whose build_disagg_draft_input rebuilds each DFLASH-family algorithm's draft input on a
-# decode node (speculative/spec_info.py: DSPARK branch from 0.5.17, DFLASH branch from 0.5.20).
-HANDOVER_SINCE = {"DSPARK": Version("0.5.17"), "DFLASH": Version("0.5.20")}
+from specguard.sglang_facts.changes import PD_DECODE_DRAFT_INPUT
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    since = HANDOVER_SINCE.get(ctx.algorithm or "")
-    if since is None or ctx.version >= since or ctx.spec.get("disaggregation_mode") != "decode":
+    handover = PD_DECODE_DRAFT_INPUT.get(ctx.algorithm or "")
+    if handover is None or handover.present_in(ctx.version) or ctx.spec.get("disaggregation_mode") != "decode":
         return
     yield RULE.finding(
         f"{ctx.algorithm} on a PD decode node ({ctx.flag('--disaggregation-mode')} decode) in SGLang "
         f"{ctx.env.sglang_version}: requests handed over from the prefill node get no {ctx.algorithm} draft input, "
         "so the first decode step fails with \"'NoneType' object has no attribute 'prepare_for_decode'\" and the "
-        f"watchdog kills the server. SGLang {since} adds the {ctx.algorithm} hand-over; until then serve it without "
+        f"watchdog kills the server. SGLang {handover.first_release} adds the {ctx.algorithm} hand-over; until then serve it without "
         "PD disaggregation, or EAGLE on the decode node",
         flags=("--disaggregation-mode", "--speculative-algorithm"),
     )

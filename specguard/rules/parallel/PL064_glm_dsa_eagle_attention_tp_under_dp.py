@@ -7,16 +7,16 @@ from collections.abc import Iterator
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
-    EAGLE_FAMILY,
     attn_dp_flags,
     attn_dp_size,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 GLM_DSA_ARCHS = frozenset({"GlmMoeDsaForCausalLM"})
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_FAMILY or ctx.target is None or ctx.target.architecture not in GLM_DSA_ARCHS:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.target is None or ctx.target.architecture not in GLM_DSA_ARCHS:
         return
     dp = attn_dp_size(ctx)
     tp = ctx.spec.get("tp_size") or 1

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
@@ -15,6 +13,8 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
+from specguard.sglang_facts.changes import DRAFT_QUANTIZATION_FLAG
 
 # Quantization methods whose loader needs the checkpoint's own quantization config: with none in
 # config.json, ``get_quant_config`` looks for the files the method's ``get_config_filenames()``
@@ -44,17 +44,9 @@ NEEDS_CHECKPOINT_CONFIG = frozenset(
     }
 )
 
-# ``--speculative-draft-model-quantization`` (``unquant`` = load the draft unquantized) first
-# ships in 0.5.7 (sgl-project/sglang#14820; absent from the 0.5.6.post2 wheel's server_args.py,
-# present in 0.5.7's at :432, 772-777). Before it, the draft always took ``--quantization``
-# (0.5.5 ``configs/model_config.py:232``).
-DRAFT_QUANTIZATION_FLAG_SINCE = Version("0.5.7")
-
-SEPARATE_DRAFT_ALGORITHMS = ("EAGLE", "EAGLE3", "STANDALONE", "DFLASH")
-
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in SEPARATE_DRAFT_ALGORITHMS:
+    if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS:
         return
     method = ctx.spec.get("quantization")
     if not method or method.lower() not in NEEDS_CHECKPOINT_CONFIG:
@@ -67,7 +59,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.draft is not None and ctx.draft.quantization is not None:
         return  # the draft carries its own quantization config, which SGLang detects
     quant_flag = ctx.flag("--quantization")
-    if ctx.version >= DRAFT_QUANTIZATION_FLAG_SINCE:
+    if ctx.version >= DRAFT_QUANTIZATION_FLAG.release:
         draft_flag = ctx.flag("--speculative-draft-model-quantization")
         yield RULE.finding(
             f"{quant_flag} {method} also applies to the draft ({draft_flag} defaults to the target's "
@@ -84,10 +76,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     yield RULE.finding(
         f"{quant_flag} {method} also applies to the draft in SGLang {ctx.env.sglang_version} (there is no "
-        f"--speculative-draft-model-quantization before {DRAFT_QUANTIZATION_FLAG_SINCE}), and the draft's "
+        f"--speculative-draft-model-quantization before {DRAFT_QUANTIZATION_FLAG.release}), and the draft's "
         f"config.json has no quantization_config: loading it fails with 'Cannot find the config file for "
         f"{method}' after the target has loaded. Drop {quant_flag} (SGLang reads the target's method from "
-        f"its own config) or upgrade to {DRAFT_QUANTIZATION_FLAG_SINCE}",
+        f"its own config) or upgrade to {DRAFT_QUANTIZATION_FLAG.release}",
         flags=("--quantization",),
     )
 

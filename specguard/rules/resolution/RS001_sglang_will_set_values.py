@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.sglang_facts.changes import CUDA_GRAPH_DECODE_FLAGS
 
 _FIELD_FLAGS = {
     "algorithm": "--speculative-algorithm",
@@ -23,12 +22,10 @@ _FIELD_FLAGS = {
     "cuda_graph_max_bs": "--cuda-graph-max-bs-decode",
     "page_size": "--page-size",
 }
-# 0.5.14 split the CUDA-graph flags into -decode and -prefill (see VB003).
-CUDA_GRAPH_DECODE_FLAG_SINCE = Version("0.5.14")
 
 
 def _flag(ctx: CheckContext, field: str) -> str:
-    if field == "cuda_graph_max_bs" and ctx.version < CUDA_GRAPH_DECODE_FLAG_SINCE:
+    if field == "cuda_graph_max_bs" and ctx.version < CUDA_GRAPH_DECODE_FLAGS.release:
         return "--cuda-graph-max-bs"
     return _FIELD_FLAGS[field]
 

@@ -13,10 +13,11 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.rules.sgl_jax._jax import jax_example, params, raw_algorithm
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_SPELLINGS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if raw_algorithm(ctx) not in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE"):
+    if raw_algorithm(ctx) not in EAGLE_WORKER_SPELLINGS:
         return
     steps, topk, draft = params(ctx)
     if topk != 1 or draft == steps + 1:

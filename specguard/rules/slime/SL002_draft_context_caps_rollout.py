@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
-from specguard.rules.draft_model._common import DRAFT_ALGORITHMS, derived_context_length
+from specguard.rules.draft_model._common import derived_context_length
 from specguard.rules.slime._slime import SLIME_HEAD
+from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
 
 OVERWRITE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
@@ -23,7 +24,7 @@ def _slime_int(ctx: CheckContext, flag: str) -> int | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in DRAFT_ALGORITHMS or ctx.draft is None:
+    if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS or ctx.draft is None:
         return
     if ctx.spec.get("speculative_draft_model_path") is None or ctx.spec.env_flag(OVERWRITE_ENV):
         return

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.slime._slime import SLIME_HEAD
+from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
+from specguard.sglang_facts.changes import DRAFT_WEIGHTS_CPU_BACKUP, WEIGHTS_CPU_BACKUP
 
 # Algorithms whose draft is a set of weights the memory saver releases (NGRAM has none).
-WEIGHTED_DRAFT_ALGORITHMS = frozenset({"EAGLE", "EAGLE3", "STANDALONE", "DFLASH"})
 # sglang 0.5.3 model_runner.py:785-787: the weights region takes enable_weights_cpu_backup (target and draft).
-WEIGHTS_BACKUP_SINCE = Version("0.5.3")
 # sglang 0.5.5.post3 model_runner.py:760-761: the draft alone, with enable_draft_weights_cpu_backup.
-DRAFT_BACKUP_SINCE = Version("0.5.5.post3")
 # slime 0df48a2c (#1288, 2025-12-29) passes enable_draft_weights_cpu_backup=True to every engine itself.
 SLIME_SETS_BACKUP = "0df48a2c (#1288, 2025-12-29)"
 
@@ -39,7 +36,7 @@ def _mtp_layers(ctx: CheckContext) -> int:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in WEIGHTED_DRAFT_ALGORITHMS or not rollout_offloaded(ctx):
+    if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS or not rollout_offloaded(ctx):
         return
     if ctx.spec.has("--enable-draft-weights-cpu-backup") or ctx.spec.has("--enable-weights-cpu-backup"):
         return
@@ -51,9 +48,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         "weights it trains, so from the second rollout the draft proposes garbage and the accept length falls "
         "to about 1 (slime #971: 'to avoid MTP acc len issue'), silently"
     )
-    if ctx.version >= DRAFT_BACKUP_SINCE:
+    if ctx.version >= DRAFT_WEIGHTS_CPU_BACKUP.release:
         flag = "--enable-draft-weights-cpu-backup"
-    elif ctx.version >= WEIGHTS_BACKUP_SINCE:
+    elif ctx.version >= WEIGHTS_CPU_BACKUP.release:
         flag = "--enable-weights-cpu-backup"
     else:
         yield RULE.finding(

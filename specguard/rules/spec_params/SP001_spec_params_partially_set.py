@@ -14,7 +14,8 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
-from specguard.rules.spec_params._shared import EAGLE_FAMILY, tree_capacity
+from specguard.rules.spec_params._shared import tree_capacity
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # The (steps, topk, draft tokens) row SGLang auto-chooses for most targets (P14).
 DEFAULT_STEPS = 3
@@ -28,7 +29,7 @@ def adaptive_fills_in(ctx: CheckContext) -> bool:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_FAMILY or adaptive_fills_in(ctx):
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or adaptive_fills_in(ctx):
         return
     steps = ctx.spec.get("speculative_num_steps")
     topk = ctx.spec.get("speculative_eagle_topk")

@@ -13,14 +13,14 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
-from specguard.rules.spec_params._shared import EAGLE_FAMILY
 from specguard.rules.spec_params.SP001_spec_params_partially_set import (
     adaptive_fills_in,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_FAMILY or adaptive_fills_in(ctx):
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or adaptive_fills_in(ctx):
         return
     steps = ctx.spec.get("speculative_num_steps")
     topk = ctx.spec.get("speculative_eagle_topk")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from enum import Enum
 
 from packaging.version import Version
 
@@ -16,27 +17,46 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.sglang_facts.changes import (
+    SPEC_V2_ALWAYS,
+    SPEC_V2_DEFAULT_ON,
+    SPEC_V2_ENV_ADDED,
+    SPEC_V2_ENV_GONE,
+    SPEC_V2_ENV_REMOVED,
+    SPEC_V2_TOPK_CHECKED,
+    Change,
+    as_of,
+    spec_v2_algorithms,
+)
 
 ENV = "SGLANG_ENABLE_SPEC_V2"
 
-# The life of SGLANG_ENABLE_SPEC_V2, read in each release's wheel (sglang/srt/...):
-ADDED = Version("0.5.5")  # environ.py:258 EnvBool(False); server_args.py:1539-1552, no topk check
-ARG_CHECK = Version("0.5.7")  # server_args.py:2000-2014 raises on an explicit topk > 1 (0.5.7-0.5.10)
-DEFAULT_ON = Version("0.5.11")  # environ.py:459 EnvBool(True); explicit topk > 1 falls back to V1 (3460-3473)
-TREE_SUPPORTED = Version("0.5.13")  # arg_groups/speculative_hook.py:288-293: the env var only picks overlap
-REMOVED = Version("0.5.14")  # arg_groups/speculative_hook.py:69-75 warns "has been removed" (to 0.5.20)
-GONE = Version("0.5.21")  # no trace of the name at all (catalogue P36)
+
+class EnvPhase(Enum):
+    """What SGLANG_ENABLE_SPEC_V2 does in a release (the changes carry where each was read)."""
+
+    ABSENT = "no such variable"
+    OPT_IN = "opt-in, no topk check"
+    OPT_IN_TOPK_CHECKED = "opt-in, an explicit topk > 1 raises"
+    DEFAULT_ON = "on by default, an explicit topk > 1 falls back to V1"
+    TREES = "V2 always, the variable only picks overlap"
+    REMOVED = "removed, with a warning"
+    GONE = "no trace"
 
 
-def v2_algorithms(version: Version) -> frozenset[str]:
-    if version < Version("0.5.9"):
-        # 0.5.5-0.5.8. In 0.5.5/0.5.6 the "Beta spec is enabled for eagle" branch names EAGLE only,
-        # but EAGLE3 reaches V2 too: the variable keeps the overlap scheduler on for the whole
-        # EAGLE family (server_args.py:1548-1552) and EAGLE3 shares EAGLE's worker factory, which
-        # returns EAGLEWorkerV2 whenever overlap is on (speculative/spec_info.py:264-269, 301-305).
-        # Issue 14077 hit it: EAGLE3 + the variable + topk 4 -> tensor dimension error.
-        return frozenset({"EAGLE", "EAGLE3"})
-    return frozenset({"EAGLE", "EAGLE3", "STANDALONE"})  # 0.5.9-0.5.12
+# The life of SGLANG_ENABLE_SPEC_V2, newest first.
+ENV_PHASES: tuple[tuple[Change, EnvPhase], ...] = (
+    (SPEC_V2_ENV_GONE, EnvPhase.GONE),
+    (SPEC_V2_ENV_REMOVED, EnvPhase.REMOVED),
+    (SPEC_V2_ALWAYS, EnvPhase.TREES),
+    (SPEC_V2_DEFAULT_ON, EnvPhase.DEFAULT_ON),
+    (SPEC_V2_TOPK_CHECKED, EnvPhase.OPT_IN_TOPK_CHECKED),
+    (SPEC_V2_ENV_ADDED, EnvPhase.OPT_IN),
+)
+
+
+def env_phase(version: Version) -> EnvPhase:
+    return as_of(ENV_PHASES, version, before=EnvPhase.ABSENT)
 
 
 def _drop_env(title: str) -> Fix:
@@ -46,21 +66,23 @@ def _drop_env(title: str) -> Fix:
 def check(ctx: CheckContext) -> Iterator[Finding]:
     raw = ctx.spec.env_value(ENV)
     version = ctx.version
-    if version < ADDED or version >= REMOVED:
+    phase = env_phase(version)
+    if phase in (EnvPhase.ABSENT, EnvPhase.REMOVED, EnvPhase.GONE):
         if raw is None:
             return
-        if version < ADDED:
-            why = f"SGLang {version} has no {ENV} (it appeared in 0.5.5): it is ignored, and speculative decoding runs without the overlap scheduler"
-        elif version < GONE:
-            why = f"{ENV} was removed in 0.5.14: SGLang {version} logs that it is ignored and always runs the V2 worker; use {ctx.flag('--disable-overlap-schedule')} for the synchronous path"
+        if phase is EnvPhase.ABSENT:
+            why = f"SGLang {version} has no {ENV} (it appeared in {SPEC_V2_ENV_ADDED.first_release}): it is ignored, and speculative decoding runs without the overlap scheduler"
+        elif phase is EnvPhase.REMOVED:
+            why = f"{ENV} was removed in {SPEC_V2_ENV_REMOVED.first_release}: SGLang {version} logs that it is ignored and always runs the V2 worker; use {ctx.flag('--disable-overlap-schedule')} for the synchronous path"
         else:
             why = f"{ENV} no longer exists in SGLang {version} and is ignored without a word: the V2 worker always runs, overlapped unless {ctx.flag('--disable-overlap-schedule')}, and topk > 1 is supported"
         yield RULE.finding(why, fix=_drop_env(f"drop {ENV} (ignored)"), severity=Severity.INFO)
         return
-    if version >= TREE_SUPPORTED or ctx.algorithm not in v2_algorithms(version):
+    if phase is EnvPhase.TREES or ctx.algorithm not in spec_v2_algorithms(version):
         return
-    v2_on = ctx.spec.env_flag(ENV) if version < DEFAULT_ON else (raw is None or ctx.spec.env_flag(ENV))
-    if not v2_on or (version >= DEFAULT_ON and ctx.spec.get("disable_overlap_schedule")):
+    default_on = phase is EnvPhase.DEFAULT_ON
+    v2_on = (raw is None or ctx.spec.env_flag(ENV)) if default_on else ctx.spec.env_flag(ENV)
+    if not v2_on or (default_on and ctx.spec.get("disable_overlap_schedule")):
         return
     topk = ctx.spec.get("speculative_eagle_topk")
     steps = ctx.spec.get("speculative_num_steps") or ctx.resolution.num_steps or 3
@@ -74,14 +96,14 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     )
     where = f"{ENV}={raw}" if raw is not None else f"{ENV} (on by default in {version})"
     if topk is not None and topk > 1:
-        if version >= DEFAULT_ON:
+        if default_on:
             yield RULE.finding(
                 f"with {topk_flag} {topk}, SGLang {version} quietly runs spec V1 without the overlap "
                 f"scheduler although {where}: V2 only supports topk 1 before 0.5.13",
                 flags=("--speculative-eagle-topk",),
                 severity=Severity.INFO,
             )
-        elif version >= ARG_CHECK:
+        elif phase is EnvPhase.OPT_IN_TOPK_CHECKED:
             yield RULE.finding(
                 f"{where} with {topk_flag} {topk}: SGLang {version} rejects it at argument time "
                 "('Spec v2 currently only supports topk = 1 for speculative decoding'). Use topk 1 or drop the env var",
@@ -120,7 +142,7 @@ RULE = Rule(
         "no topk check (server_args.py:1539-1552 in 0.5.5 keeps the overlap scheduler on; EAGLE3 shares EAGLE's "
         "worker factory, speculative/spec_info.py:264-269, 301-305, which returns EAGLEWorkerV2 under overlap). "
         "0.5.7-0.5.10: EAGLE/EAGLE3 (and STANDALONE from "
-        "0.5.9) raise 'Spec v2 currently only supports topk = 1' for an explicit topk > 1 (0.5.7 "
+        "0.5.8, server_args.py:2141) raise 'Spec v2 currently only supports topk = 1' for an explicit topk > 1 (0.5.7 "
         "server_args.py:2000-2014), but the check runs before the auto-choice, so Llama's auto topk 4 slips "
         "through to a worker that cannot run it (issue 14077). 0.5.11-0.5.12: on by default; an explicit "
         "topk > 1 falls back to V1 (0.5.11 server_args.py:3460-3473), an auto one still slips through. "

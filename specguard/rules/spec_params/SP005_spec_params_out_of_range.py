@@ -6,11 +6,11 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
-from specguard.rules.spec_params._shared import EAGLE_FAMILY
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_FAMILY:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS:
         return
     steps = ctx.spec.get("speculative_num_steps")
     topk = ctx.spec.get("speculative_eagle_topk")

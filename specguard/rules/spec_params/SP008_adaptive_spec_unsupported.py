@@ -16,18 +16,26 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.sglang_facts.changes import (
+    ADAPTIVE_CANDIDATE_CHECK,
+    ADAPTIVE_CANDIDATE_FIVE,
+    Change,
+    as_of,
+)
 
 ADAPTIVE = "--speculative-adaptive"
-# The union of the default tiers' candidate_steps (speculative/adaptive_spec_params.py):
-# 0.5.18-0.5.19 [1, 3, 7] + [0, 1, 3] + [0, 1]; 0.5.20 added 5.
-FIVE_SINCE = Version("0.5.20")
-# Whether SGLang switches adaptive off is decided in resolution.adaptive_off_reason. The
-# candidate-steps check is read from 0.5.18 on.
-CANDIDATE_CHECK_SINCE = Version("0.5.18")
+# Whether SGLang switches adaptive off is decided in resolution.adaptive_off_reason.
+# The union of the default tiers' candidate_steps (speculative/adaptive_spec_params.py), newest
+# first: 0.5.18-0.5.19 [1, 3, 7] + [0, 1, 3] + [0, 1]; 0.5.20 added 5. Not read before 0.5.18.
+CANDIDATE_STEPS: tuple[tuple[Change, tuple[int, ...]], ...] = (
+    (ADAPTIVE_CANDIDATE_FIVE, (0, 1, 3, 5, 7)),
+    (ADAPTIVE_CANDIDATE_CHECK, (0, 1, 3, 7)),
+)
 
 
-def candidate_steps(version: Version) -> tuple[int, ...]:
-    return (0, 1, 3, 5, 7) if version >= FIVE_SINCE else (0, 1, 3, 7)
+def candidate_steps(version: Version) -> tuple[int, ...] | None:
+    """The steps the default adaptive config accepts; None where specguard has not read the check."""
+    return as_of(CANDIDATE_STEPS, version, before=None)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -43,10 +51,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             severity=Severity.WARNING,
         )
         return
-    if ctx.spec.has("--speculative-adaptive-config") or ctx.version < CANDIDATE_CHECK_SINCE:
+    candidates = candidate_steps(ctx.version)
+    if ctx.spec.has("--speculative-adaptive-config") or candidates is None:
         return  # its own candidate steps: not readable here; before 0.5.18 not read
     steps = ctx.spec.get("speculative_num_steps")
-    candidates = candidate_steps(ctx.version)
     if steps is None or steps in candidates:
         return
     usable = [c for c in candidates if c >= 1]

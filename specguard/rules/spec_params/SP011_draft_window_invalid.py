@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
@@ -16,10 +14,10 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.spec_params._shared import int_flag
+from specguard.sglang_facts.changes import DRAFT_SINK_FLAG
 
 WINDOW = "--speculative-draft-window-size"
 SINK = "--speculative-draft-sink-size"
-SINK_SINCE = Version("0.5.21")
 # 0.5.23 honours the window for EAGLE (MTP/NEXTN draft decode), EAGLE3 and DFLASH.
 WINDOW_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH")
 
@@ -34,7 +32,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             fix=fix_of(f"drop {WINDOW}", Applicability.UNSAFE, Edit(name=WINDOW, value=None), Edit(name=SINK, value=None)),
         )
         return
-    if ctx.version >= SINK_SINCE and sink is not None:
+    if ctx.version >= DRAFT_SINK_FLAG.release and sink is not None:
         if sink < 0:
             yield RULE.finding(
                 f"{ctx.flag(SINK)} must be non-negative: SGLang raises for {sink} at argument time",
@@ -47,7 +45,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 flags=(SINK,),
                 fix=fix_of(f"drop {SINK}", Applicability.UNSAFE, Edit(name=SINK, value=None)),
             )
-    if window is not None and ctx.algorithm is not None and ctx.algorithm not in WINDOW_ALGORITHMS and ctx.version >= SINK_SINCE:
+    if window is not None and ctx.algorithm is not None and ctx.algorithm not in WINDOW_ALGORITHMS and ctx.version >= DRAFT_SINK_FLAG.release:
         yield RULE.finding(
             f"{ctx.flag(WINDOW)} has no effect with {ctx.algorithm} (SGLang only warns): only DFLASH, EAGLE3 and "
             "the EAGLE/MTP draft decode use it",

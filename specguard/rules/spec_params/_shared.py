@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from specguard.models import Applicability, Edit, Fix
-from specguard.resolution import ATTN_DP_SIZE_SINCE, attention_dp_size  # noqa: F401
+from specguard.resolution import attention_dp_size  # noqa: F401  (re-exported)
 from specguard.rules.base import CheckContext, fix_of
-
-# The algorithms that run SGLang's EAGLE worker family (NEXTN is already EAGLE in ctx.algorithm).
-EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
 
 # 0.5.22 added --attn-dp-size and turned --enable-dp-attention into a deprecated spelling of
 # "--attn-dp-size <dp-size>" (sglang 0.5.22/0.5.23: python/sglang/srt/arg_groups/parallel_hook.py:39-61);
-# ATTN_DP_SIZE_SINCE and the width itself live in specguard.resolution (re-exported here).
+# that boundary is sglang_facts.changes.ATTN_DP_SIZE_FLAG; the width is resolution's (re-exported here).
 
 
 def int_flag(ctx: CheckContext, flag: str) -> int | None:

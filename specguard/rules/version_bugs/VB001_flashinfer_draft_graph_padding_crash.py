@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
-    SPECULATIVE_GRAPH_ALGORITHMS,
     attention_backend,
     proposed_backend,
     runtime_backends,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # slime's workaround list: $(seq 1 32) $(seq 40 8 64) $(seq 80 16 160).
 SLIME_CUDA_GRAPH_BS = tuple(
@@ -21,7 +21,7 @@ SLIME_CUDA_GRAPH_BS = tuple(
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in SPECULATIVE_GRAPH_ALGORITHMS or ctx.spec.get("disable_cuda_graph"):
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.spec.get("disable_cuda_graph"):
         return
     backend, given = attention_backend(ctx)
     backends = runtime_backends(ctx)

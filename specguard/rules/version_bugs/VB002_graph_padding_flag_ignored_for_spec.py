@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
-    SPECULATIVE_GRAPH_ALGORITHMS,
 )
 from specguard.rules.base import (
     CheckContext,
@@ -17,6 +16,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.defaults import DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
 
 # The largest size SGLang's own speculative capture list reached before 0.5.3 on <90 GB GPUs.
@@ -24,7 +24,7 @@ _MAX_DENSE_BS = 160
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in SPECULATIVE_GRAPH_ALGORITHMS or not ctx.spec.get("disable_cuda_graph_padding"):
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or not ctx.spec.get("disable_cuda_graph_padding"):
         return
     if ctx.spec.get("disable_cuda_graph") or ctx.spec.has("--cuda-graph-bs"):
         return

@@ -15,10 +15,10 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.rules.version_bugs._renames import (
-    ATTN_DP_SINCE,
     DRAFT_WINDOW_RENAME,
     knows,
 )
+from specguard.sglang_facts.changes import ATTN_DP_SIZE_FLAG
 
 
 def _window(ctx: CheckContext) -> Iterator[Finding]:
@@ -54,7 +54,7 @@ def _window(ctx: CheckContext) -> Iterator[Finding]:
 
 def _attn_dp(ctx: CheckContext) -> Iterator[Finding]:
     attn_dp = ctx.spec.get("attn_dp_size")
-    if attn_dp is not None and ctx.version < ATTN_DP_SINCE:
+    if attn_dp is not None and ctx.version < ATTN_DP_SIZE_FLAG.release:
         fix = None
         if not ctx.spec.has("--dp-size") and not ctx.spec.get("enable_dp_attention"):
             fix = fix_of(
@@ -70,7 +70,7 @@ def _attn_dp(ctx: CheckContext) -> Iterator[Finding]:
             flags=("--attn-dp-size",),
             fix=fix,
         )
-    if ctx.spec.get("enable_dp_attention") and ctx.version >= ATTN_DP_SINCE and attn_dp is None:
+    if ctx.spec.get("enable_dp_attention") and ctx.version >= ATTN_DP_SIZE_FLAG.release and attn_dp is None:
         dp = ctx.spec.get("dp_size") or 1
         yield RULE.finding(
             f"{ctx.flag('--enable-dp-attention')} is deprecated since SGLang 0.5.22 (to be removed after "

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
@@ -16,8 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
-
-ASSERTED_SINCE = Version("0.5.12")
+from specguard.sglang_facts.changes import TORCH_COMPILE_GRAPH_PADDING_ASSERT
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -25,7 +22,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     fix = set_flags("drop --disable-cuda-graph-padding", Applicability.UNSAFE, disable_cuda_graph_padding=None)
     padding, compile_ = ctx.flag("--disable-cuda-graph-padding"), ctx.flag("--enable-torch-compile")
-    if ctx.version >= ASSERTED_SINCE:
+    if ctx.version >= TORCH_COMPILE_GRAPH_PADDING_ASSERT.release:
         yield RULE.finding(
             f"{padding} with {compile_}: SGLang {ctx.env.sglang_version} asserts they are incompatible in "
             "check_server_args, before anything loads (every batch size would get its own torch.compile "

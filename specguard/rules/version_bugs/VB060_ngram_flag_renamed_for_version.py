@@ -16,10 +16,10 @@ from specguard.rules.base import (
 )
 from specguard.rules.version_bugs._renames import (
     NGRAM_DEPTH_RENAME,
-    NGRAM_FLAGS_SINCE,
     NGRAM_WINDOW_FLAGS_REMOVED,
     knows,
 )
+from specguard.sglang_facts.changes import NGRAM_FLAGS
 
 
 def _value(ctx: CheckContext, flag: str) -> str | bool:
@@ -29,7 +29,7 @@ def _value(ctx: CheckContext, flag: str) -> str | bool:
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     version = ctx.version
-    if version < NGRAM_FLAGS_SINCE:
+    if version < NGRAM_FLAGS.release:
         return  # no NGRAM at all (PL004's version range)
     rename = NGRAM_DEPTH_RENAME
     for written, other in ((rename.old, rename.new), (rename.new, rename.old)):

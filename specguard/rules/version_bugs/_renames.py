@@ -1,6 +1,6 @@
 """SGLang flags renamed between releases: which spelling each release accepts.
 
-Each row was read in the wheels (``pip download --no-deps sglang==X``):
+Each row was read in the wheels (the releases are named changes in ``sglang_facts.changes``) (``pip download --no-deps sglang==X``):
 
 - ``--cuda-graph-max-bs`` / ``--cuda-graph-bs``: the only spellings up to 0.5.13 (0.5.13
   ``server_args.py:6507``, ``:6513``); deprecated aliases of ``--cuda-graph-max-bs-decode`` /
@@ -21,6 +21,18 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
+from specguard.sglang_facts.changes import (
+    CUDA_GRAPH_DECODE_FLAGS,
+    CUDA_GRAPH_OLD_FLAGS_REMOVED,
+    DFLASH_DRAFT_WINDOW_DEPRECATED,
+    DFLASH_DRAFT_WINDOW_FLAG,
+    DFLASH_DRAFT_WINDOW_REMOVED,
+    DRAFT_WINDOW_FLAG,
+    NGRAM_FLAGS,
+    NGRAM_MATCH_WINDOW_FLAGS_REMOVED,
+    NGRAM_TRIE_DEPTH_FLAG,
+)
+
 
 @dataclass(frozen=True)
 class Rename:
@@ -32,19 +44,18 @@ class Rename:
     old_since: Version | None = None  # first release that knows ``old`` (None: always)
 
 
-CUDA_GRAPH_RENAMES = (
-    Rename("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode", Version("0.5.14"), Version("0.5.14"), Version("0.5.20")),
-    Rename("--cuda-graph-bs", "--cuda-graph-bs-decode", Version("0.5.14"), Version("0.5.14"), Version("0.5.20")),
+CUDA_GRAPH_RENAMES = tuple(
+    Rename(old, new, CUDA_GRAPH_DECODE_FLAGS.release, CUDA_GRAPH_DECODE_FLAGS.release, CUDA_GRAPH_OLD_FLAGS_REMOVED.release)
+    for old, new in (("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode"), ("--cuda-graph-bs", "--cuda-graph-bs-decode"))
 )
 DRAFT_WINDOW_RENAME = Rename(
     "--speculative-dflash-draft-window-size",
     "--speculative-draft-window-size",
-    Version("0.5.12"),
-    Version("0.5.14"),
-    Version("0.5.20"),
-    old_since=Version("0.5.11"),
+    DRAFT_WINDOW_FLAG.release,
+    DFLASH_DRAFT_WINDOW_DEPRECATED.release,
+    DFLASH_DRAFT_WINDOW_REMOVED.release,
+    old_since=DFLASH_DRAFT_WINDOW_FLAG.release,
 )
-ATTN_DP_SINCE = Version("0.5.22")
 
 
 def knows(rename: Rename, flag: str, version: Version) -> bool:
@@ -58,18 +69,17 @@ def knows(rename: Rename, flag: str, version: Version) -> bool:
 # and have --speculative-ngram-min/max-match-window-size (0.5.9 server_args.py:4026-4060); 0.5.10 renamed
 # the depth to --speculative-ngram-max-trie-depth (server_args.py:4880, PR 21181) and removed both window
 # flags, matching every suffix of the trie instead (PR 21225); neither old name is left in 0.5.10.
-NGRAM_FLAGS_SINCE = Version("0.5.3")
 NGRAM_DEPTH_RENAME = Rename(
     "--speculative-ngram-branch-length",
     "--speculative-ngram-max-trie-depth",
-    Version("0.5.10"),
+    NGRAM_TRIE_DEPTH_FLAG.release,
     None,
-    Version("0.5.10"),
-    old_since=NGRAM_FLAGS_SINCE,
+    NGRAM_TRIE_DEPTH_FLAG.release,
+    old_since=NGRAM_FLAGS.release,
 )
 NGRAM_WINDOW_FLAGS_REMOVED = {
-    "--speculative-ngram-min-match-window-size": Version("0.5.10"),
-    "--speculative-ngram-max-match-window-size": Version("0.5.10"),
+    "--speculative-ngram-min-match-window-size": NGRAM_MATCH_WINDOW_FLAGS_REMOVED.release,
+    "--speculative-ngram-max-match-window-size": NGRAM_MATCH_WINDOW_FLAGS_REMOVED.release,
 }
 
 

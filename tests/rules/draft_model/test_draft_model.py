@@ -424,3 +424,34 @@ def test_dm008_eagle_with_reduced_draft_vocab_is_error_without_architectures() -
     assert full_vocab == []
     eagle1 = codes("DM008", ex(argv, draft={"architectures": ("LlamaForCausalLMEagle",), "vocab_size": 128256}))
     assert eagle1 == []
+
+
+def test_dm008_every_registered_eagle3_head_is_right_under_eagle3() -> None:
+    """The MLA EAGLE3 head (Kimi K2.5/K2.6 ``*-eagle3-mla``, ``models/kimi_k25_eagle3.py:523`` EntryClass) is
+    named ``...ForCausalLM``; DM008's old if/elif ladder reached the ordinary-causal-LM branch for it under
+    EAGLE3 and called a correct pairing an error. The matrix decides by the most specific kind first."""
+    argv = ("--model-path", "moonshotai/Kimi-K2.5", "--speculative-algorithm", "EAGLE3",
+            "--speculative-draft-model-path", "lightseekorg/kimi-k2.5-eagle3-mla")
+    assert codes("DM008", ex(argv, draft={"architectures": ("Eagle3DeepseekV2ForCausalLM",)})) == []
+    eagle = ("--model-path", "moonshotai/Kimi-K2.5", "--speculative-algorithm", "EAGLE",
+             "--speculative-draft-model-path", "lightseekorg/kimi-k2.5-eagle3-mla")
+    (found,) = findings("DM008", ex(eagle, draft={"architectures": ("Eagle3DeepseekV2ForCausalLM",)}))
+    assert found.fix is not None and "EAGLE3" in found.fix.title
+
+
+def test_dm008_matrix_pairs() -> None:
+    """One draft of each kind under each draft-checkpoint algorithm: which pairings are errors."""
+    kinds = {
+        "LlamaForCausalLMEagle3": {"EAGLE3": False, "EAGLE": True, "STANDALONE": True, "DFLASH": True},
+        "Eagle3LlamaForCausalLM": {"EAGLE3": True, "EAGLE": True, "STANDALONE": True, "DFLASH": True},
+        "LlamaForCausalLMEagle": {"EAGLE3": True, "EAGLE": False, "STANDALONE": True, "DFLASH": True},
+        "DFlashDraftModel": {"EAGLE3": True, "EAGLE": True, "STANDALONE": True, "DFLASH": False},
+        "Gemma4AssistantForCausalLM": {"EAGLE3": True, "EAGLE": True, "STANDALONE": True, "DFLASH": True},
+        "Qwen3ForCausalLM": {"EAGLE3": True, "EAGLE": True, "STANDALONE": False, "DFLASH": True},
+        "DeepseekV3ForCausalLMNextN": {"EAGLE3": False, "EAGLE": False, "STANDALONE": False, "DFLASH": True},
+    }
+    for arch, by_algorithm in kinds.items():
+        for algorithm, wrong in by_algorithm.items():
+            argv = ("--model-path", "t/t", "--speculative-algorithm", algorithm, "--speculative-draft-model-path", "d/d")
+            got = codes("DM008", ex(argv, draft={"architectures": (arch,), "num_hidden_layers": 2}))
+            assert bool(got) is wrong, (arch, algorithm, got)

@@ -42,6 +42,19 @@ def test_dm040_release_boundary(arch, last_without, first_with, algorithm):
     assert fired("DM040", after) == []
 
 
+def test_dm040_release_candidates_read_in_the_wheels():
+    """The 0.5.2 release candidates were read for sglang_facts.changes: qwen2_5_vl.py gains the hooks only
+    in 0.5.2 final (:654-657; none in rc0-rc2), while qwen2.py has set_eagle3_layers_to_capture from
+    0.5.2rc0 (:630). There is no 0.5.4.post2 release; DeepSeek's capture hook is in 0.5.4.post3 (:3767)."""
+    vl = Example(argv=EAGLE3_VL, target={"architectures": ("Qwen2_5_VLForConditionalGeneration",)}, sglang_version="0.5.2rc2")
+    assert fired("DM040", vl) == [Severity.ERROR]
+    qwen2 = Example(argv=EAGLE3_VL, target={"architectures": ("Qwen2ForCausalLM",)}, sglang_version="0.5.2rc0")
+    assert fired("DM040", qwen2) == []
+    for version, expected in (("0.5.4.post1", [Severity.ERROR]), ("0.5.4.post3", [])):
+        deepseek = Example(argv=EAGLE3_VL, target={"architectures": ("DeepseekV3ForCausalLM",)}, sglang_version=version)
+        assert fired("DM040", deepseek) == expected, version
+
+
 def test_dm040_names_the_missing_hook_per_algorithm():
     for algorithm, hook in (("EAGLE3", "set_eagle3_layers_to_capture"), ("EAGLE", "get_embed_and_head")):
         argv = list(EAGLE3_VL)

@@ -185,6 +185,19 @@ def test_pl009_versions() -> None:
     assert findings(PL009, *spec("NGRAM", *mixed))[0].fix.applicability is Applicability.SAFE
 
 
+def test_pl009_follows_supports_mixed_chunk_for_every_algorithm() -> None:
+    """PL009 read its own list, which lacked UNO; SGLang's _handle_uno turns mixed chunk off (0.5.23
+    arg_groups/speculative_hook.py:596-600, 0.5.20 :493-497) and supports_mixed_chunk() leaves UNO out
+    (spec_info.py:147-160). The list now comes from sglang_facts.algorithms."""
+    mixed = ("--enable-mixed-chunk",)
+    uno = ("--model-path", "m", "--speculative-algorithm", "UNO", *mixed)
+    assert findings(PL009, *uno, sglang_version="0.5.23")
+    for kept in ("EAGLE", "EAGLE3", "DFLASH", "DSPARK"):
+        assert findings(PL009, *spec(kept, *mixed), sglang_version="0.5.23") == [], kept
+    for dropped in ("STANDALONE", "NGRAM", "FROZEN_KV_MTP"):
+        assert findings(PL009, *spec(dropped, *mixed), sglang_version="0.5.23"), dropped
+
+
 # ----------------------------------------------------------------------------- end to end
 
 

@@ -197,7 +197,10 @@ def test_sp004_algorithms_by_version() -> None:
     assert findings(SP004, *argv, env=V2, sglang_version="0.5.6")
     assert findings(SP004, *argv, env=V2, sglang_version="0.5.7")
     standalone = eagle(*params(3, 4, 8), algorithm="STANDALONE")
-    assert findings(SP004, *standalone, env=V2, sglang_version="0.5.8") == []
+    # STANDALONE joins the spec-v2 branch in 0.5.8 (0.5.8 server_args.py:2141; 0.5.7 :2001 names EAGLE and
+    # EAGLE3 only). This test said 0.5.9 before the wheels were read for sglang_facts.changes.SPEC_V2_STANDALONE.
+    assert findings(SP004, *standalone, env=V2, sglang_version="0.5.7") == []
+    assert findings(SP004, *standalone, env=V2, sglang_version="0.5.8")
     assert findings(SP004, *standalone, env=V2, sglang_version="0.5.9")
 
 

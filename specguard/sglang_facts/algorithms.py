@@ -1,0 +1,85 @@
+"""SGLang's speculative algorithms, one row each, and the named sets every rule reads.
+
+A row holds what SGLang does with the algorithm (read in sglang 0.5.23 unless a source says
+otherwise; ``PROPERTY_SOURCES`` gives where). The sets below are derived from the rows, so no
+module spells its own ``("EAGLE", "EAGLE3", ...)``. ``ctx.algorithm`` is the name after SGLang's
+aliasing (NEXTN is EAGLE), so the sets hold canonical names; ``*_SPELLINGS`` add the aliases for
+code that reads the name as typed.
+
+Rows for DSPARK, UNO and FROZEN_KV_MTP exist because SGLang accepts them (flags.py passes them
+through); specguard's draft-model and worker rules model the six documented algorithms, so the
+rule-facing sets are taken over ``documented`` rows, and the facts SGLang decides for every
+algorithm (mixed chunk) over all rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    documented: bool  # one of the six the SGLang docs describe (the rest are passed through)
+    alias_of: str | None = None
+    draft_checkpoint: bool = False
+    eagle_worker: bool = False
+    eagle_head: bool = False
+    mixed_chunk: bool = False
+
+
+PROPERTY_SOURCES: dict[str, str] = {
+    "alias_of": "arg_groups/speculative_hook.py:109 and speculative/spec_registry.py:183 _RESERVED_ALIASES "
+    "(NEXTN is EAGLE)",
+    "draft_checkpoint": "a separate draft model is loaded from --speculative-draft-model-path: "
+    "speculative/eagle_worker_v2.py:177 EagleDraftWorker, standalone_worker_v2.py:37, dflash_worker_v2.py:378, "
+    "arg_groups/speculative_hook.py:720-743 (DSPARK defaults it to the target or its draft dir); UNO rejects the flag "
+    "(speculative_hook.py:454-458, 'reuses the target model'); NGRAM drafts from a token trie",
+    "eagle_worker": "speculative/spec_info.py:361-368 create_worker: EAGLEWorkerV2 for EAGLE/EAGLE3, "
+    "StandaloneWorkerV2(EAGLEWorkerV2) for STANDALONE (standalone_worker_v2.py:138): topk trees, the EAGLE "
+    "draft CUDA-graph runner, its own draft KV pool",
+    "eagle_head": "speculative/spec_info.py:102-108 is_eagle() and :180-183 carries_draft_hidden_states(): the "
+    "draft is an EAGLE head over the target's hidden states, embeddings and LM head (get_embed_and_head); "
+    "STANDALONE's vanilla draft ignores them. FROZEN_KV_MTP is in is_eagle() only until the scheduler "
+    "supports it (its FIXME), so it is not counted here",
+    "mixed_chunk": "speculative/spec_info.py:147-160 supports_mixed_chunk() (EAGLE, EAGLE3, DFLASH, DSPARK), read by "
+    "arg_groups/speculative_hook.py:1108; UNO (:596-600), FROZEN_KV_MTP (:1002-1006) and NGRAM (:1307) turn it off",
+}
+
+ALGORITHMS: tuple[Algorithm, ...] = (
+    Algorithm("EAGLE", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True),
+    Algorithm("EAGLE3", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True),
+    Algorithm("NEXTN", documented=True, alias_of="EAGLE", draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True),
+    Algorithm("STANDALONE", documented=True, draft_checkpoint=True, eagle_worker=True),
+    Algorithm("NGRAM", documented=True),
+    Algorithm("DFLASH", documented=True, draft_checkpoint=True, mixed_chunk=True),
+    Algorithm("UNO", documented=False),
+    Algorithm("DSPARK", documented=False, draft_checkpoint=True, mixed_chunk=True),
+    Algorithm("FROZEN_KV_MTP", documented=False),
+)
+BY_NAME: dict[str, Algorithm] = {row.name: row for row in ALGORITHMS}
+
+# Every name the --speculative-algorithm parser takes: the documented six, then the passed-through ones.
+DOCUMENTED_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in ALGORITHMS if row.documented)
+PASSED_THROUGH_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in ALGORITHMS if not row.documented)
+_CANONICAL = tuple(row for row in ALGORITHMS if row.alias_of is None)
+_MODELED = tuple(row for row in _CANONICAL if row.documented)
+
+# Load a separate draft checkpoint (its config, dtype, context length, quantization are the draft's own).
+DRAFT_CHECKPOINT_ALGORITHMS = frozenset(row.name for row in _MODELED if row.draft_checkpoint)
+# Run SGLang's EAGLE worker: draft trees with topk > 1, the EAGLE draft CUDA graphs, a draft KV pool.
+EAGLE_WORKER_ALGORITHMS = frozenset(row.name for row in _MODELED if row.eagle_worker)
+# Draft with an EAGLE head over the target's hidden states (the target needs the EAGLE hooks).
+EAGLE_HEAD_ALGORITHMS = frozenset(row.name for row in _MODELED if row.eagle_head)
+# Keep --enable-mixed-chunk, from sglang_facts.changes.MIXED_CHUNK_PER_ALGORITHM (before it the EAGLE-family
+# and DFLASH handlers turned it off too).
+MIXED_CHUNK_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.mixed_chunk)
+MIXED_CHUNK_OFF_ALGORITHMS = frozenset(row.name for row in _CANONICAL if not row.mixed_chunk)
+
+
+def spellings(algorithms: frozenset[str]) -> frozenset[str]:
+    """The names a user may type for these algorithms (aliases included), for code that reads the raw name."""
+    return algorithms | {row.name for row in ALGORITHMS if row.alias_of in algorithms}
+
+
+EAGLE_WORKER_SPELLINGS = spellings(EAGLE_WORKER_ALGORITHMS)
