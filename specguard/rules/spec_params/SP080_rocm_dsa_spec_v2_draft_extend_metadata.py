@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.spec_params._shared import EAGLE_FAMILY
 
 # The DSA (sparse-attention) targets whose draft extend runs the DSA backend.
