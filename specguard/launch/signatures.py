@@ -155,6 +155,25 @@ SIGNATURES: tuple[Signature, ...] = (
         fallback=(Edit(name="--disable-cuda-graph", value=True),),
     ),
     Signature(
+        key="dflash-selector-sampler-batch-above-graph",
+        pattern=_re(r"\bstage_sampling_params\b"),
+        meaning="a DFLASH selector draft staged a batch larger than its largest decode CUDA graph into the "
+        "graph-folded sampler's buffers (more running requests than the graph batch size)",
+        rules=("PL091",),
+        advice="cap --max-running-requests at the largest decode CUDA-graph batch size, or raise --cuda-graph-max-bs-decode",
+        source="https://github.com/sgl-project/sglang/pull/37531",
+    ),
+    Signature(
+        key="dsa-draft-extend-metadata-none",
+        pattern=_re(r"All of them must not be None"),
+        meaning="the DSA backend's draft-extend metadata lacks the CPU extend lengths: EAGLE/MTP on a DSA target "
+        "under the overlap scheduler on ROCm (0.5.14)",
+        rules=("SP080",),
+        advice="add --disable-overlap-schedule",
+        source="https://github.com/sgl-project/sglang/issues/29785",
+        fallback=(Edit(name="--disable-overlap-schedule", value=True),),
+    ),
+    Signature(
         key="target-missing-eagle-hook",
         pattern=_re(r"object has no attribute '(get_embed_and_head|set_eagle3_layers_to_capture)'"),
         meaning="the target's model class in this release lacks a hook the EAGLE/EAGLE3 worker calls on it",

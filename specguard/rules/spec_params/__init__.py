@@ -16,9 +16,12 @@ from specguard.rules.spec_params import SP020_multi_layer_eagle_not_a_chain as S
 from specguard.rules.spec_params import (
     SP060_ngram_capacity_not_above_trie_depth as SP060,
 )
+from specguard.rules.spec_params import (
+    SP080_rocm_dsa_spec_v2_draft_extend_metadata as SP080,
+)
 
 RULES = (
     SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,
     SP007.RULE, SP008.RULE, SP009.RULE, SP010.RULE, SP011.RULE, SP012.RULE, SP020.RULE,
-    SP060.RULE,
+    SP060.RULE, SP080.RULE,
 )
