@@ -6,14 +6,15 @@ from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
-from specguard.rules.spec_params._shared import EAGLE_FAMILY, int_flag
+from specguard.rules.spec_params._shared import int_flag
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 TOPK = "--speculative-eagle-topk"
 GLM52_INDEX_SHARE = {"architectures": ("GlmMoeDsaForCausalLM",), "index_share_for_mtp_iteration": True}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_FAMILY or ctx.target is None or ctx.target.index_share_for_mtp_iteration is not True:
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.target is None or ctx.target.index_share_for_mtp_iteration is not True:
         return
     if ctx.spec.get("disaggregation_mode") != "decode":
         return

@@ -13,7 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
-from specguard.rules.spec_params._shared import EAGLE_FAMILY
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # The DSA (sparse-attention) targets whose draft extend runs the DSA backend.
 DSA_ARCHS = frozenset({"GlmMoeDsaForCausalLM", "DeepseekV32ForCausalLM"})
@@ -21,7 +21,7 @@ DSA_ARCHS = frozenset({"GlmMoeDsaForCausalLM", "DeepseekV32ForCausalLM"})
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_FAMILY or gpu is None or gpu.vendor != "amd":
+    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.vendor != "amd":
         return
     if ctx.target is None or ctx.target.architecture not in DSA_ARCHS:
         return
