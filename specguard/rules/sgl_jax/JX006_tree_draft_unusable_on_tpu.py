@@ -66,8 +66,7 @@ RULE = Rule(
     good=jax_example("--speculative-eagle-topk", "1", "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4",
                      "--disable-overlap-schedule"),
     sources=(
-        "https://github.com/sgl-project/sglang-jax/issues/1611 ('[RFC] Make speculative decoding work with topk > 1': "
-        "'Tree drafting ... is unusable today')",
+        "https://github.com/sgl-project/sglang-jax/issues/1611 ('Tree drafting ... is unusable today')",
         "sglang-jax HEAD cddbf6f1: python/sgl_jax/srt/server_args.py (speculative_eagle_topk default 5; overlap check)",
         "sglang-jax HEAD cddbf6f1: test/srt/test_speculative_decoding.py (FIXME(pc) topk > 1 has poor performance now)",
         "seed: sgl-jax-speculative-decoding.md (Known Gaps: verifying branched candidate tokens is incomplete)",
