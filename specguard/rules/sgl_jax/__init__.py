@@ -5,7 +5,7 @@ from specguard.rules.sgl_jax import JX002_overlap_scheduler_speculative as JX002
 from specguard.rules.sgl_jax import JX003_sglang_only_attention_backend as JX003
 from specguard.rules.sgl_jax import JX004_chain_draft_tokens_not_rewritten as JX004
 from specguard.rules.sgl_jax import JX005_sgl_jax_dflash_constraints as JX005
-from specguard.rules.sgl_jax import JX006_tree_draft_slow_on_tpu as JX006
+from specguard.rules.sgl_jax import JX006_tree_draft_unusable_on_tpu as JX006
 from specguard.rules.sgl_jax import JX007_algorithm_not_in_sgl_jax as JX007
 from specguard.rules.sgl_jax import JX080_dflash_grammar_backend_default as JX080
 

@@ -24,7 +24,7 @@ from specguard.rules.sgl_jax import (
     JX005_sgl_jax_dflash_constraints as JX005,
 )
 from specguard.rules.sgl_jax import (
-    JX006_tree_draft_slow_on_tpu as JX006,
+    JX006_tree_draft_unusable_on_tpu as JX006,
 )
 from specguard.rules.sgl_jax import (
     JX007_algorithm_not_in_sgl_jax as JX007,
@@ -112,8 +112,16 @@ def test_jx005_dflash():
 
 def test_jx006_default_topk_is_a_tree():
     [finding] = fired(JX006.RULE, *BASE, "--speculative-algorithm", "EAGLE3")
-    assert "sgl-jax's default" in finding.message and finding.severity is Severity.WARNING
+    assert "sgl-jax's default" in finding.message and finding.severity is Severity.ERROR
+    assert finding.fix.edits and {e.value for e in finding.fix.edits} == {1, 5}  # topk 1, steps 4 + 1
     assert fired(JX006.RULE, *BASE, "--speculative-algorithm", "EAGLE3", *CHAIN) == []
+
+
+def test_jx006_a_typed_tree_fails_with_overlap_off_too():
+    tree = ("--speculative-eagle-topk", "2", "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4")
+    [finding] = fired(JX006.RULE, *BASE, "--speculative-algorithm", "EAGLE3", *tree, "--disable-overlap-schedule")
+    assert "topk 2" in finding.message and "(sgl-jax's default)" not in finding.message
+    assert fired(JX006.RULE, *BASE, "--speculative-algorithm", "DFLASH", *tree) == []  # JX005 judges DFLASH
 
 
 @pytest.mark.parametrize(("algorithm", "expected"), [("NGRAM", True), ("UNO", True), ("STANDALONE", False), ("nextn", False)])
