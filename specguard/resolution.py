@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from packaging.version import Version
-from pydantic import Field
 
+from specguard.frozen import Field
 from specguard.models import Dialect, Environment, Frozen, ModelFacts
 from specguard.spec import LaunchSpec
 
