@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field
-
+from specguard.frozen import Field
 from specguard.models import (
     Applicability,
     Change,

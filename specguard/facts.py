@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specguard.errors import InputError
+from specguard.frozen import field_names
 from specguard.models import ModelFacts, ModelOrigin
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -127,7 +128,7 @@ def catalog_facts(repo_id: str, *, source: str, revision: str | None, reason: st
 
 def _facts_kwargs(document: dict[str, Any]) -> dict[str, Any]:
     """A facts entry's keys are ModelFacts fields; lists become the tuples the model holds."""
-    fields = set(ModelFacts.model_fields) - {"source", "revision", "origin", "origin_detail", "weights"}
+    fields = set(field_names(ModelFacts)) - {"source", "revision", "origin", "origin_detail", "weights"}
     return {k: tuple(v) if isinstance(v, list) else v for k, v in document.items() if k in fields}
 
 

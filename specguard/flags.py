@@ -11,9 +11,9 @@ import json
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from specguard.frozen import Frozen, field_names
 from specguard.sglang_facts.algorithms import (
     DOCUMENTED_ALGORITHMS,
     PASSED_THROUGH_ALGORITHMS,
@@ -29,9 +29,7 @@ class ValueKind(StrEnum):
     STR_LIST = "str-list"
 
 
-class FlagSpec(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class FlagSpec(Frozen):
     flag: str
     dest: str
     kind: ValueKind
@@ -174,10 +172,8 @@ FLAGS_BY_NAME: dict[str, FlagSpec] = {
     name: spec for spec in MODELED_FLAGS for name in (spec.flag, *spec.aliases)
 }
 
-class ExtractedFlag(BaseModel):
+class ExtractedFlag(Frozen):
     """One argument of SGLang's own parser, as ``scripts/sglang_env/extract_flags.py`` dumped it."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
 
     option_strings: tuple[str, ...]
     dest: str
@@ -185,6 +181,14 @@ class ExtractedFlag(BaseModel):
     action: str | None = None
     type: str | None = None  # the name of argparse's type callable: int, float, str, human_readable_int, json, ...
     choices: tuple[str | int | float, ...] | None = None
+
+    @classmethod
+    def from_dump(cls, raw: dict[str, Any]) -> ExtractedFlag:
+        """An entry of the dumped table; keys the dump has beyond these are not used."""
+        return cls(**{name: raw[name] for name in _EXTRACTED_FIELDS if name in raw})
+
+
+_EXTRACTED_FIELDS = field_names(ExtractedFlag)
 
 
 @cache
@@ -199,7 +203,7 @@ def extracted_flags(version: str = "0.5.23") -> dict[str, ExtractedFlag]:
         return {}
     table: dict[str, ExtractedFlag] = {}
     for raw in json.loads(text).get("flags", []):
-        entry = ExtractedFlag.model_validate(raw)
+        entry = ExtractedFlag.from_dump(raw)
         for option in entry.option_strings:
             table[option] = entry
     return table

@@ -12,11 +12,8 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from packaging.version import Version
-from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+from specguard.frozen import Field, Frozen, computed_field
 
 
 class Severity(StrEnum):

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
 from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_DEST, FLAGS_BY_NAME, FlagSpec, ValueKind
+from specguard.frozen import Field
 from specguard.models import Dialect, Edit, FlagValue, Frozen
 
 # Env vars that change what SGLang does with speculative settings. Only these are read from the

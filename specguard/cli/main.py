@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import typer
 
 from specguard import __version__
-from specguard.cli.accept_cmd import accept_command
-from specguard.cli.check import check_command
-from specguard.cli.launch_cmd import launch_command
-from specguard.cli.models_cmd import models_app
-from specguard.cli.presets_cmd import presets_app
-from specguard.cli.render_cmd import render_command
-from specguard.cli.rules_cmd import rule_command, rules_command
 
 SERVER_ARGS = {"allow_extra_args": True, "ignore_unknown_options": True}
 
@@ -29,15 +24,21 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """specguard: speculative decoding, configured safely."""
 
 
+def _command(module: str, name: str) -> Any:
+    """A command's function or sub-app, imported only when that command is registered: a run of
+    `check` does not import the launch, accept or models modules (or what they import)."""
+    return getattr(importlib.import_module(f"specguard.cli.{module}"), name)
+
+
 _REGISTER: dict[str, Callable[[typer.Typer], object]] = {
-    "check": lambda app: app.command("check", context_settings=SERVER_ARGS)(check_command),
-    "rules": lambda app: app.command("rules")(rules_command),
-    "rule": lambda app: app.command("rule")(rule_command),
-    "presets": lambda app: app.add_typer(presets_app, name="presets"),
-    "render": lambda app: app.command("render", context_settings=SERVER_ARGS)(render_command),
-    "launch": lambda app: app.command("launch", context_settings=SERVER_ARGS)(launch_command),
-    "models": lambda app: app.add_typer(models_app, name="models"),
-    "accept": lambda app: app.command("accept")(accept_command),
+    "check": lambda app: app.command("check", context_settings=SERVER_ARGS)(_command("check", "check_command")),
+    "rules": lambda app: app.command("rules")(_command("rules_cmd", "rules_command")),
+    "rule": lambda app: app.command("rule")(_command("rules_cmd", "rule_command")),
+    "presets": lambda app: app.add_typer(_command("presets_cmd", "presets_app"), name="presets"),
+    "render": lambda app: app.command("render", context_settings=SERVER_ARGS)(_command("render_cmd", "render_command")),
+    "launch": lambda app: app.command("launch", context_settings=SERVER_ARGS)(_command("launch_cmd", "launch_command")),
+    "models": lambda app: app.add_typer(_command("models_cmd", "models_app"), name="models"),
+    "accept": lambda app: app.command("accept")(_command("accept_cmd", "accept_command")),
 }
 
 
@@ -55,7 +56,14 @@ def build_app(commands: tuple[str, ...] = tuple(_REGISTER)) -> typer.Typer:
     return application
 
 
-app = build_app()
+def __getattr__(name: str) -> typer.Typer:
+    """``app``, the full application (every command), is built on first use: the console script
+    builds only the command it runs."""
+    if name == "app":
+        application = build_app()
+        globals()["app"] = application
+        return application
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run() -> None:
@@ -64,7 +72,7 @@ def run() -> None:
     anything unrecognised go through the full app."""
     argv = sys.argv[1:]
     name = argv[0] if argv else None
-    application = build_app((name,)) if name in _REGISTER and not {"--help", "-h"} & set(argv) else app
+    application = build_app((name,)) if name in _REGISTER and not {"--help", "-h"} & set(argv) else build_app()
     sys.exit(invoke(application, argv))
 
 
@@ -76,8 +84,13 @@ def invoke(application: typer.Typer, argv: list[str]) -> int:
     except ImportError:  # pragma: no cover - older typer runs on click itself
         from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef, assignment]
 
+    from specguard.cli import light_params
+
+    # What ``application(...)`` does, with the options' coercion made light first (light_params).
+    click_command = typer.main.get_command(application)
+    light_params.install(click_command)
     try:
-        result = application(args=argv, prog_name="specguard", standalone_mode=False)
+        result = click_command(args=argv, prog_name="specguard", standalone_mode=False)
     except NoArgsIsHelpError as error:
         print(error.ctx.get_help() if error.ctx else "specguard --help")
         return 2

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-
+from specguard.frozen import Field
 from specguard.models import Frozen
 from specguard.sglang_facts.defaults import SpecParams
 

@@ -21,6 +21,7 @@ from specguard.models import (
     Dialect,
     Edit,
     Environment,
+    Field,
     Finding,
     Fix,
     FlagValue,
@@ -110,7 +111,7 @@ class Example(Frozen):
     argv: tuple[str, ...]
     target: dict[str, Any] | None = None
     draft: dict[str, Any] | None = None
-    env: dict[str, str] = {}  # noqa: RUF012 - a pydantic field: each instance gets its own copy
+    env: dict[str, str] = Field(default_factory=dict)
     gpu: str | None = None
     sglang_version: str | None = None
     sgl_jax_version: str | None = None  # an sgl-jax build, as --sgl-jax-version takes it

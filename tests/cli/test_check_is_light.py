@@ -23,3 +23,53 @@ def test_check_path_imports_no_heavy_module() -> None:
     target = str(HF_CONFIGS / "Qwen" / "Qwen2.5-7B-Instruct")
     result = subprocess.run([sys.executable, "-c", PROBE.format(target=target)], capture_output=True, text=True, timeout=60)
     assert "HEAVY: []" in result.stderr, result.stderr
+
+
+# The console script's own path (specguard.cli.main.run, what `specguard check` and
+# `python -m specguard check` run), with what it imported printed after it exits.
+CONSOLE_PROBE = """
+import sys
+from specguard.cli.main import run
+sys.argv = ["specguard", *sys.argv[1:]]
+try:
+    run()
+except SystemExit as exit:
+    code = exit.code
+loaded = sorted({m.split(".")[0] for m in sys.modules})
+print("EXIT:", code, file=sys.stderr)
+print("LOADED:", " ".join(loaded), file=sys.stderr)
+"""
+
+# What a plain-flags check has no use for: pydantic (the data models are stdlib dataclasses,
+# typer's own coercion is bypassed by cli/light_params.py), the runtime's stack, SGLang, and
+# what only the human report (rich) or presets (yaml) need.
+NOT_ON_THE_CHECK_PATH = ("pydantic", "pydantic_core", "torch", "sglang", "transformers", "safetensors", "rich", "yaml", "huggingface_hub")
+
+
+def _loaded_by_check(*args: str) -> tuple[int, set[str]]:
+    result = subprocess.run([sys.executable, "-c", CONSOLE_PROBE, "check", *args], capture_output=True, text=True, timeout=60)
+    exit_line = next(line for line in result.stderr.splitlines() if line.startswith("EXIT:"))
+    loaded_line = next(line for line in result.stderr.splitlines() if line.startswith("LOADED:"))
+    return int(exit_line.split()[1]), set(loaded_line.split()[1:])
+
+
+def test_plain_flags_check_imports_neither_pydantic_nor_torch_nor_sglang() -> None:
+    target = str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct")
+    draft = str(HF_CONFIGS / "yuhuili" / "EAGLE-llama2-chat-7B")
+    code, loaded = _loaded_by_check(
+        "--format", "json", "--offline", "--gpu-count", "2", "--env", "SGLANG_ENABLE_SPEC_V2=1", "--",
+        "--model-path", target, "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", draft, "--tp", "2",
+    )
+    assert code in (0, 1)  # it ran the rules (findings or none), not an input error
+    assert "specguard" in loaded
+    assert loaded.isdisjoint(NOT_ON_THE_CHECK_PATH), sorted(loaded & set(NOT_ON_THE_CHECK_PATH))
+
+
+def test_a_bad_option_value_still_gets_typers_own_message() -> None:
+    """The light coercion hands anything it is not sure of to typer's adapter (and its message)."""
+    result = subprocess.run(
+        [sys.executable, "-c", CONSOLE_PROBE, "check", "--gpu-count", "0", "--", "--model-path", str(HF_CONFIGS / "Qwen" / "Qwen2.5-7B-Instruct")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert "EXIT: 2" in result.stderr
+    assert "Invalid value for '--gpu-count': Input should be greater than or equal to 1" in result.stderr
