@@ -107,6 +107,8 @@ def _uniform(gen: torch.Generator | None) -> float:
 #: drafted tokens, and the drafter's distributions over them when it sampled a chain (the
 #: chain-sampling verification needs them; None: greedy drafts or a deterministic tree)
 Proposal = tuple[DraftTree, list[torch.Tensor] | None]
+#: a drafter's forward over a beam: (tokens, parent_rows, positions, start, mask) -> logits
+Expand = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, torch.Tensor], torch.Tensor]
 
 
 class Drafter(Protocol):
@@ -238,7 +240,9 @@ class ModelDrafter:
         base = len(committed)
         first = self._catch_up(committed)
 
-        def expand(tokens, parent_rows, positions, start, mask):  # type: ignore[no-untyped-def]
+        def expand(
+            tokens: torch.Tensor, parent_rows: torch.Tensor, positions: torch.Tensor, start: int, mask: torch.Tensor
+        ) -> torch.Tensor:
             return self.model.run(tokens, positions, start, mask)[0]
 
         tree = grow_tree(committed[-1], first, self.spec, base, self.device, expand)
@@ -323,7 +327,9 @@ class EagleDrafter:
         first, hidden = self._extend(committed)
         states = {"hidden": hidden}
 
-        def expand(tokens, parent_rows, positions, start, mask):  # type: ignore[no-untyped-def]
+        def expand(
+            tokens: torch.Tensor, parent_rows: torch.Tensor, positions: torch.Tensor, start: int, mask: torch.Tensor
+        ) -> torch.Tensor:
             parents = states["hidden"][parent_rows.to(self.device)]
             logits, states["hidden"] = self.head(tokens, parents, positions, start, mask)
             return logits
@@ -331,8 +337,14 @@ class EagleDrafter:
         return grow_tree(committed[-1], first, self.spec, self.valid, self.device, expand, self.hot_cpu)
 
 
-def grow_tree(  # type: ignore[no-untyped-def]
-    root: int, first_logits: torch.Tensor, spec: SpecConfig, prefix: int, device, expand, token_ids=None
+def grow_tree(
+    root: int,
+    first_logits: torch.Tensor,
+    spec: SpecConfig,
+    prefix: int,
+    device: torch.device,
+    expand: Expand,
+    token_ids: torch.Tensor | None = None,
 ) -> DraftTree:
     """SGLang's EAGLE-2 tree: top-``topk`` children per beam node with cumulative log-probabilities,
     the ``topk`` best pool nodes as the next beam, and the best ``num_draft_tokens - 1`` nodes kept.
