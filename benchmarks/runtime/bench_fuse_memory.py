@@ -132,6 +132,8 @@ def measure_one(name: str) -> dict[str, float | None]:
     del_me = load_model(pair.target)
     del del_me
     gc.collect()
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc_trim(0)  # the warm-up's garbage handed back too, so both RSS figures start level
     rss_before = _rss_bytes()
     if name.startswith("tiny-"):
         model = load_model(pair.target if name == "tiny-target" else pair.draft)
@@ -141,7 +143,7 @@ def measure_one(name: str) -> dict[str, float | None]:
         model = _build_random(_llama_8b_config(8), "cpu", torch.bfloat16)
     rss = _rss_bytes() - rss_before
     # Freed weights can stay in glibc's heap, resident but reusable: trimmed, RSS is what is held.
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    libc.malloc_trim(0)
     rss_trimmed = _rss_bytes() - rss_before
     param = _unique_bytes(model.parameters())
     held = _unique_bytes(_held_tensors(model))
