@@ -15,7 +15,7 @@ Public entry points (stable names):
 * :data:`specguard.runtime.SUPPORTED_ALGORITHMS` (re-exported from
   :mod:`specguard.runtime.flags`), with :data:`specguard.runtime.flags.SUPPORTED_FLAGS`,
   :data:`specguard.runtime.flags.GPU_ONLY_IGNORED_FLAGS`,
-  :data:`specguard.runtime.flags.REFUSED_FLAGS` and
+  :data:`specguard.runtime.flags.REFUSED_FLAGS` (a set of flags) and
   :func:`specguard.runtime.flags.parse_flags`, for the launcher to decide whether
   ``--runtime reference`` can run a configuration.
 * :func:`specguard.runtime.tiny.ensure_tiny_pair` ``(cache_dir: Path | None = None) -> TinyPair``:

@@ -50,8 +50,9 @@ from specguard.runtime.model import (
     MLP,
     Attention,
     CausalLM,
+    OneRow,
     RMSNorm,
-    causal_mask,
+    attention_bias,
     rope_tables,
 )
 
@@ -212,7 +213,7 @@ class EagleHead(nn.Module):
 
     def bind_row(self, row: int) -> None:
         for layer in self.head_layers:
-            layer.self_attn.bind(row)
+            layer.self_attn.cache.bind(row)
 
     def project(self, aux: torch.Tensor) -> torch.Tensor:
         """The target's concatenated aux hidden states -> the head's hidden size (EAGLE3's fc)."""
@@ -241,11 +242,7 @@ class EagleHead(nn.Module):
         t = tokens.shape[0]
         if start + t > self.max_len:
             raise ValueError(f"KV cache overflow: {start + t} > {self.max_len}")
-        if mask is None and t > 1:
-            mask = causal_mask(start, t, self.device)
-        bias = None
-        if mask is not None:
-            bias = torch.zeros(mask.shape, dtype=self.dtype, device=self.device).masked_fill_(~mask, float("-inf"))
+        where = OneRow(start, attention_bias(mask, start, t, self.dtype, self.device))
         if positions is None:
             cos, sin = self._cos[start : start + t], self._sin[start : start + t]
         else:
@@ -257,7 +254,7 @@ class EagleHead(nn.Module):
             assert layer.input_layernorm is not None  # EAGLE3's midlayer always has one
             residual = self.project(hidden) if from_target else hidden
             x = torch.cat([layer.input_layernorm.forward(embeds), layer.hidden_norm.forward(residual)], dim=-1)
-            x = residual + layer.self_attn.forward(x, cos, sin, start, bias)
+            x = residual + layer.self_attn.forward(x, cos, sin, where)
             x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
             normed = self.norm.forward(x)
             out, next_hidden = normed, (normed if self.cfg.norm_output else x)
@@ -265,7 +262,7 @@ class EagleHead(nn.Module):
             x = F.linear(torch.cat([embeds, hidden], dim=-1), self.fc.weight, self.fc.bias)
             for layer in self.head_layers:
                 h = x if layer.input_layernorm is None else layer.input_layernorm.forward(x)
-                x = x + layer.self_attn.forward(h, cos, sin, start, bias)
+                x = x + layer.self_attn.forward(h, cos, sin, where)
                 x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
             out = next_hidden = x
         return F.linear(out, self.head_weight).float(), next_hidden

@@ -3,23 +3,42 @@
 Pure Python (no torch), so the launcher can import it to decide whether ``--runtime reference``
 can run a configuration:
 
-* :data:`SUPPORTED_FLAGS`: flags the runtime honours;
+* :class:`ServerArgs`: every flag the runtime honours, declared once as a field (SGLang's field
+  name, its type, and :func:`flag` metadata: option strings, choices, help, allowed range,
+  source). The argparse parser (:func:`_parser`) and :data:`SUPPORTED_FLAGS` are derived from it;
+  defaults, option strings, choices and help that are SGLang's are read from SGLang 0.5.23's own
+  parser table (``specguard/data/sglang-0.5.23-flags.json``), not copied;
 * :data:`GPU_ONLY_IGNORED_FLAGS`: GPU tuning flags accepted with a warning and ignored;
-* :data:`REFUSED_FLAGS`: flags whose meaning the runtime cannot honour (refused unless they
-  hold their neutral value, e.g. ``--tp-size 1``);
+* :data:`REFUSED_FLAGS`: flags whose meaning the runtime cannot honour (refused); fields with a
+  ``neutral`` value are refused unless they hold it (e.g. ``--tp-size 1``);
 * :data:`SUPPORTED_ALGORITHMS` / :data:`REFUSED_ALGORITHMS`.
 
 Any other flag is warned about and ignored, as the contract asks (never an error).
-Resolution follows SGLang 0.5.23 (``srt/arg_groups/speculative_hook.py``) and logs its warning
-strings; it adds the draft-tree capacity check SGLang lacks.
+Resolution follows SGLang 0.5.23 (``srt/arg_groups/speculative_hook.py``) in three steps, each
+its own function: check what was given, fill SGLang's defaults, check what resolved; the
+warnings SGLang logs are then read off the difference between the given and the resolved
+arguments. It adds the draft-tree capacity check SGLang lacks.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import typing
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+from specguard.resolution import (
+    AUTO_PARAMS_BY_ARCHITECTURE,
+    AUTO_PARAMS_DEFAULT,
+    DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC,
+    NGRAM_DEFAULT_DRAFT_TOKENS,
+    SpecParams,
+)
 from specguard.runtime.errors import RuntimeInputError
 
 SUPPORTED_ALGORITHMS: frozenset[str] = frozenset({"STANDALONE", "NGRAM", "EAGLE", "EAGLE3"})
@@ -28,49 +47,177 @@ REFUSED_ALGORITHMS: frozenset[str] = frozenset({"NEXTN", "DFLASH", "DSPARK", "UN
 #: srt/models/llama_eagle.py and llama_eagle3.py EntryClass)
 EAGLE_HEAD_ARCHITECTURES: dict[str, str] = {"LlamaForCausalLMEagle": "EAGLE", "LlamaForCausalLMEagle3": "EAGLE3"}
 
-#: flag -> does it take a value
+#: SGLang's default max_running_requests under speculative decoding (speculative_hook.py), shared
+#: with the checker's resolution
+SPEC_MAX_RUNNING_REQUESTS = DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
+
+WARN_CHAIN_DRAFT_TOKENS = (
+    "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1"
+)
+WARN_NGRAM_DRAFT_TOKENS = (
+    f"speculative_num_draft_tokens is set to {NGRAM_DEFAULT_DRAFT_TOKENS} by default for ngram speculative decoding."
+)
+WARN_MAX_RUNNING = f"Max running requests is reset to {SPEC_MAX_RUNNING_REQUESTS} for speculative decoding."
+WARN_NGRAM_DRAFT_PATH = "--speculative-draft-model-path is ignored for NGRAM speculative decoding"
+
+SGLANG_FLAGS_VERSION = "0.5.23"
+_SGLANG_FLAGS_TABLE = Path(__file__).resolve().parents[1] / "data" / f"sglang-{SGLANG_FLAGS_VERSION}-flags.json"
+
+
+@cache
+def sglang_arguments() -> dict[str, dict[str, Any]]:
+    """SGLang's own parser arguments (``ServerArgs.add_cli_args``), keyed by destination."""
+    return {entry["dest"]: entry for entry in json.loads(_SGLANG_FLAGS_TABLE.read_text())["flags"]}
+
+
+class _SGLangDefault:
+    """Marks a field whose default is SGLang's own, read from its parser table."""
+
+
+SGLANG = _SGLangDefault()
+
+
+def flag(
+    *option_strings: str,
+    default: Any = SGLANG,
+    choices: tuple[str, ...] | None = None,
+    help: str | None = None,
+    parse_as: Callable[[str], Any] | None = None,
+    neutral: Any = None,
+    lowest: int | None = None,
+    highest: int | None = None,
+    required: bool = False,
+    source: str = "",
+) -> Any:
+    """A :class:`ServerArgs` field that is a flag. Everything left out is SGLang's: the option
+    strings, the default, the choices and the help of the argument with the field's name in
+    SGLang 0.5.23's parser. Given ``option_strings`` are added to SGLang's; ``parse_as`` reads
+    the value as that type instead of the field's (the flags with a ``neutral`` value read it as
+    text, so any other value gets the one-device message rather than argparse's type error);
+    ``lowest``/``highest`` bound the values no server could run; ``source`` says where a fact
+    that is not SGLang's own comes from."""
+    metadata = {
+        "option_strings": option_strings,
+        "default": default,
+        "choices": choices,
+        "help": help,
+        "parse_as": parse_as,
+        "neutral": neutral,
+        "lowest": lowest,
+        "highest": highest,
+        "required": required,
+        "source": source,
+    }
+    return _FlagField(metadata)
+
+
+class _FlagField:
+    """What :func:`flag` returns until :func:`_flags_to_fields` turns it into a dataclass field
+    once the field's name (and so SGLang's argument of that name) is known."""
+
+    def __init__(self, metadata: dict[str, Any]) -> None:
+        self.metadata = metadata
+
+
+def _flags_to_fields(cls: type) -> type:
+    """Resolve every :func:`flag` of ``cls`` against SGLang's parser table into a field with a default."""
+    sglang = sglang_arguments()
+    for name, value in list(vars(cls).items()):
+        if not isinstance(value, _FlagField):
+            continue
+        meta = dict(value.metadata)
+        theirs = sglang.get(name)
+        if theirs is None and (meta["default"] is SGLANG or not meta["option_strings"]):
+            raise TypeError(f"ServerArgs.{name}: SGLang has no such argument; give its option strings and default")
+        if theirs is not None:
+            meta["option_strings"] = tuple(dict.fromkeys([*theirs["option_strings"], *meta["option_strings"]]))
+            if meta["default"] is SGLANG:
+                meta["default"] = theirs["default"]
+            meta["choices"] = meta["choices"] or (tuple(theirs["choices"]) if theirs["choices"] else None)
+            meta["help"] = meta["help"] or theirs["help"]
+        setattr(cls, name, field(default=meta["default"], metadata={"flag": meta}))
+    return cls
+
+
+@dataclass
+@_flags_to_fields
+class ServerArgs:
+    """Resolved arguments, under SGLang's field names (shown at top level of /server_info).
+
+    One field per flag the runtime honours: the parser is derived from these fields.
+    """
+
+    model_path: str = flag(required=True)
+    tokenizer_path: str | None = flag()
+    host: str = flag()
+    port: int = flag(lowest=1, highest=65535)
+    served_model_name: str | None = flag()
+    # SGLang picks the accelerator it finds; the reference runtime runs on the CPU unless told.
+    device: str = flag(
+        default="cpu",
+        choices=("cpu", "cuda"),
+        help="cpu (default) or cuda",
+        source="the reference runtime's own default",
+    )
+    dtype: str = flag()
+    # what torch.manual_seed takes
+    random_seed: int | None = flag(lowest=0, highest=(1 << 64) - 1)
+    # SGLang also reads suffixes (32k); the runtime reads a plain count
+    context_length: int | None = flag(lowest=1, help="The model's maximum context length (default: its config.json's).")
+    max_running_requests: int | None = flag(lowest=1)
+    log_level: str = flag()
+    decode_log_interval: int = flag(lowest=1)
+    enable_metrics: bool = flag()
+    skip_server_warmup: bool = flag()
+    api_key: str | None = flag()
+    trust_remote_code: bool = flag()
+    speculative_algorithm: str | None = flag()
+    speculative_draft_model_path: str | None = flag()
+    speculative_draft_model_revision: str | None = flag()
+    speculative_num_steps: int | None = flag()
+    speculative_eagle_topk: int | None = flag()
+    speculative_num_draft_tokens: int | None = flag()
+    speculative_accept_threshold_single: float = flag()
+    speculative_accept_threshold_acc: float = flag()
+    speculative_use_rejection_sampling: bool = flag()
+    speculative_ngram_min_bfs_breadth: int = flag()
+    speculative_ngram_max_bfs_breadth: int = flag()
+    # SGLang compares the match type upper-cased
+    speculative_ngram_match_type: str = flag(parse_as=str.upper)
+    speculative_ngram_max_trie_depth: int = flag()
+    speculative_ngram_capacity: int = flag(lowest=1)
+    # The runtime runs on one device: these are refused unless they hold their neutral value.
+    # ``--tp``/``--dp``: the short spellings SGLang's parser reads as abbreviations.
+    tp_size: int = flag("--tp", parse_as=str, neutral=1)
+    dp_size: int = flag("--dp", parse_as=str, neutral=1)
+    pp_size: int = flag(parse_as=str, neutral=1)
+    nnodes: int = flag(parse_as=str, neutral=1)
+    kv_cache_dtype: str = flag(parse_as=str, neutral="auto")
+    scheduler: str = flag(
+        "--scheduler",
+        default="batched",
+        choices=("batched", "queued"),
+        help="the reference runtime's own (SGLang has no such flag): batched (default) or queued",
+        source="the reference runtime's own flag",
+    )
+    ignored_flags: list[str] = field(default_factory=list)
+
+    def public_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("ignored_flags")
+        if out.get("api_key"):
+            out["api_key"] = "***"
+        return out
+
+
+def runtime_flags() -> list[tuple[dataclasses.Field[Any], dict[str, Any]]]:
+    """Every :class:`ServerArgs` field that is a flag, with its resolved flag metadata."""
+    return [(f, f.metadata["flag"]) for f in dataclasses.fields(ServerArgs) if "flag" in f.metadata]
+
+
+#: flag (every spelling) -> does it take a value
 SUPPORTED_FLAGS: dict[str, bool] = {
-    "--model-path": True,
-    "--model": True,
-    "--tokenizer-path": True,
-    "--host": True,
-    "--port": True,
-    "--served-model-name": True,
-    "--device": True,
-    "--dtype": True,
-    "--random-seed": True,
-    "--context-length": True,
-    "--max-running-requests": True,
-    "--log-level": True,
-    "--decode-log-interval": True,
-    "--enable-metrics": False,
-    "--skip-server-warmup": False,
-    "--api-key": True,
-    "--trust-remote-code": False,
-    "--speculative-algorithm": True,
-    "--speculative-draft-model-path": True,
-    "--speculative-draft-model": True,
-    "--speculative-draft-model-revision": True,
-    "--speculative-num-steps": True,
-    "--speculative-eagle-topk": True,
-    "--speculative-num-draft-tokens": True,
-    "--speculative-accept-threshold-single": True,
-    "--speculative-accept-threshold-acc": True,
-    "--speculative-use-rejection-sampling": False,
-    "--speculative-ngram-min-bfs-breadth": True,
-    "--speculative-ngram-max-bfs-breadth": True,
-    "--speculative-ngram-match-type": True,
-    "--speculative-ngram-max-trie-depth": True,
-    "--speculative-ngram-capacity": True,
-    "--tp-size": True,
-    "--tp": True,
-    "--dp-size": True,
-    "--dp": True,
-    "--pp-size": True,
-    "--nnodes": True,
-    "--kv-cache-dtype": True,
-    # the reference runtime's own (SGLang has no such flag): batched (default) or queued
-    "--scheduler": True,
+    option: f.type != "bool" for f, meta in runtime_flags() for option in meta["option_strings"]
 }
 
 #: GPU tuning flags: accepted, warned about, ignored. flag -> takes a value
@@ -109,86 +256,19 @@ GPU_ONLY_IGNORED_FLAGS: dict[str, bool] = {
     "--show-time-cost": False,
 }
 
-#: flags whose meaning the runtime cannot honour -> the only value it accepts (None: never)
-REFUSED_FLAGS: dict[str, str | None] = {
-    "--quantization": None,
-    "--lora-paths": None,
-    "--enable-lora": None,
-    "--speculative-token-map": None,
-    "--speculative-ngram-external-corpus-path": None,
-    "--speculative-ngram-external-sam-budget": None,
-    "--speculative-ngram-external-corpus-max-tokens": None,
-    "--dist-init-addr": None,
-}
-_NEUTRAL_VALUES: dict[str, str] = {
-    "tp_size": "1",
-    "dp_size": "1",
-    "pp_size": "1",
-    "nnodes": "1",
-    "kv_cache_dtype": "auto",
-}
-
-#: SGLang's auto (num_steps, topk, num_draft_tokens) (speculative_hook.py:1430-1461): STANDALONE
-#: always, EAGLE/EAGLE3 for most targets; EAGLE/EAGLE3 with these target architectures get the tree
-STANDALONE_AUTO_SPEC_PARAMS = (3, 1, 4)
-EAGLE_TREE_AUTO_SPEC_PARAMS = (5, 4, 8)
-EAGLE_TREE_AUTO_ARCHITECTURES = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
-NGRAM_DEFAULT_NUM_DRAFT_TOKENS = 12
-SPEC_MAX_RUNNING_REQUESTS = 48
-
-WARN_CHAIN_DRAFT_TOKENS = (
-    "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1"
+#: flags whose meaning the runtime cannot honour, whatever their value
+REFUSED_FLAGS: frozenset[str] = frozenset(
+    {
+        "--quantization",
+        "--lora-paths",
+        "--enable-lora",
+        "--speculative-token-map",
+        "--speculative-ngram-external-corpus-path",
+        "--speculative-ngram-external-sam-budget",
+        "--speculative-ngram-external-corpus-max-tokens",
+        "--dist-init-addr",
+    }
 )
-WARN_NGRAM_DRAFT_TOKENS = "speculative_num_draft_tokens is set to 12 by default for ngram speculative decoding."
-WARN_MAX_RUNNING = "Max running requests is reset to 48 for speculative decoding."
-
-
-@dataclass
-class ServerArgs:
-    """Resolved arguments, under SGLang's field names (shown at top level of /server_info)."""
-
-    model_path: str = ""
-    tokenizer_path: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 30000
-    served_model_name: str | None = None
-    device: str = "cpu"
-    dtype: str = "auto"
-    random_seed: int | None = None
-    context_length: int | None = None
-    max_running_requests: int | None = None
-    log_level: str = "info"
-    decode_log_interval: int = 40
-    enable_metrics: bool = False
-    skip_server_warmup: bool = False
-    api_key: str | None = None
-    speculative_algorithm: str | None = None
-    speculative_draft_model_path: str | None = None
-    speculative_draft_model_revision: str | None = None
-    speculative_num_steps: int | None = None
-    speculative_eagle_topk: int | None = None
-    speculative_num_draft_tokens: int | None = None
-    speculative_accept_threshold_single: float = 1.0
-    speculative_accept_threshold_acc: float = 1.0
-    speculative_use_rejection_sampling: bool = False
-    speculative_ngram_min_bfs_breadth: int = 1
-    speculative_ngram_max_bfs_breadth: int = 10
-    speculative_ngram_match_type: str = "BFS"
-    speculative_ngram_max_trie_depth: int = 18
-    speculative_ngram_capacity: int = 10_000_000
-    tp_size: int = 1
-    dp_size: int = 1
-    pp_size: int = 1
-    kv_cache_dtype: str = "auto"
-    scheduler: str = "batched"
-    ignored_flags: list[str] = field(default_factory=list)
-
-    def public_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("ignored_flags")
-        if out.get("api_key"):
-            out["api_key"] = "***"
-        return out
 
 
 @dataclass
@@ -206,48 +286,26 @@ class _RaisingParser(argparse.ArgumentParser):
         raise _ArgumentError(message)
 
 
+_PARSE_TYPES: dict[str, type] = {"int": int, "float": float, "str": str}
+
+
 def _parser() -> argparse.ArgumentParser:
+    """The parser, one argument per :class:`ServerArgs` flag field."""
     p = _RaisingParser(
         prog="python -m specguard.runtime",
         description="specguard's reference runtime: SGLang-compatible speculative decoding on CPU or CUDA",
         allow_abbrev=False,
     )
-    p.add_argument("--model-path", "--model", dest="model_path", required=True)
-    p.add_argument("--tokenizer-path", dest="tokenizer_path")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=30000)
-    p.add_argument("--served-model-name")
-    p.add_argument("--device", choices=["cpu", "cuda"], default=None)
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "float", "float16", "half", "bfloat16"])
-    p.add_argument("--random-seed", type=int)
-    p.add_argument("--context-length", type=int)
-    p.add_argument("--max-running-requests", type=int)
-    p.add_argument("--log-level", default="info")
-    p.add_argument("--decode-log-interval", type=int, default=40)
-    p.add_argument("--enable-metrics", action="store_true")
-    p.add_argument("--skip-server-warmup", action="store_true")
-    p.add_argument("--api-key")
-    p.add_argument("--trust-remote-code", action="store_true")
-    p.add_argument("--speculative-algorithm")
-    p.add_argument("--speculative-draft-model-path", "--speculative-draft-model", dest="speculative_draft_model_path")
-    p.add_argument("--speculative-draft-model-revision")
-    p.add_argument("--speculative-num-steps", type=int)
-    p.add_argument("--speculative-eagle-topk", type=int)
-    p.add_argument("--speculative-num-draft-tokens", type=int)
-    p.add_argument("--speculative-accept-threshold-single", type=float, default=1.0)
-    p.add_argument("--speculative-accept-threshold-acc", type=float, default=1.0)
-    p.add_argument("--speculative-use-rejection-sampling", action="store_true")
-    p.add_argument("--speculative-ngram-min-bfs-breadth", type=int, default=1)
-    p.add_argument("--speculative-ngram-max-bfs-breadth", type=int, default=10)
-    p.add_argument("--speculative-ngram-match-type", default="BFS", type=str.upper, choices=["BFS", "PROB"])
-    p.add_argument("--speculative-ngram-max-trie-depth", type=int, default=18)
-    p.add_argument("--speculative-ngram-capacity", type=int, default=10_000_000)
-    p.add_argument("--tp-size", "--tp", dest="tp_size", default="1")
-    p.add_argument("--dp-size", "--dp", dest="dp_size", default="1")
-    p.add_argument("--pp-size", dest="pp_size", default="1")
-    p.add_argument("--nnodes", default="1")
-    p.add_argument("--kv-cache-dtype", default="auto")
-    p.add_argument("--scheduler", default="batched", choices=["batched", "queued"])
+    hints = typing.get_type_hints(ServerArgs)
+    for f, meta in runtime_flags():
+        options = {"dest": f.name, "help": meta["help"], "required": meta["required"]}
+        if hints[f.name] is bool:
+            p.add_argument(*meta["option_strings"], action="store_true", **options)
+            continue
+        # ``int | None`` reads as int: the None is "not given"
+        declared = next(t for t in typing.get_args(hints[f.name]) or (hints[f.name],) if t is not type(None))
+        options.update(default=f.default, choices=meta["choices"], type=meta["parse_as"] or declared)
+        p.add_argument(*meta["option_strings"], **options)
     return p
 
 
@@ -289,44 +347,35 @@ def parse_flags(argv: list[str]) -> ParsedFlags:
         raise RuntimeInputError(
             f"{refused[0]}: the reference runtime cannot honour this flag; serve this configuration with SGLang"
         )
-    for key, neutral in _NEUTRAL_VALUES.items():
-        value = str(getattr(ns, key))
-        if value != neutral:
-            flag = "--" + key.replace("_", "-")
+    values = vars(ns)
+    for f, meta in runtime_flags():
+        neutral = meta["neutral"]
+        if neutral is not None and str(values[f.name]) != str(neutral):
+            flag_name = meta["option_strings"][0]
             raise RuntimeInputError(
-                f"{flag} {value}: the reference runtime runs on one device only (it accepts {flag} {neutral}); "
-                "serve this configuration with SGLang"
+                f"{flag_name} {values[f.name]}: the reference runtime runs on one device only (it accepts "
+                f"{flag_name} {neutral}); serve this configuration with SGLang"
             )
-    values = {k: v for k, v in vars(ns).items() if k in ServerArgs.__dataclass_fields__ and k not in _NEUTRAL_VALUES}
-    args = ServerArgs(**values, ignored_flags=gpu + unknown)
+        if neutral is not None:
+            values[f.name] = neutral
+    given = ServerArgs(**values, ignored_flags=gpu + unknown)
     warnings = [f"{flag}: GPU-only tuning flag, ignored by the reference runtime" for flag in gpu]
     warnings += [f"{flag}: unknown flag, ignored by the reference runtime" for flag in unknown]
-    if ns.device is None:
-        args.device = "cpu"
-    check_ranges(args)
-    warnings += resolve_speculative(args)
-    return ParsedFlags(args, warnings)
-
-
-# Flag values no server could run, refused before anything loads (name, lowest, highest allowed).
-_RANGES: tuple[tuple[str, int, int | None], ...] = (
-    ("port", 1, 65535),
-    ("context_length", 1, None),
-    ("max_running_requests", 1, None),
-    ("decode_log_interval", 1, None),
-    ("random_seed", 0, (1 << 64) - 1),  # what torch.manual_seed takes
-    ("speculative_ngram_capacity", 1, None),
-)
+    check_ranges(given)
+    args = resolve_speculative(given)
+    return ParsedFlags(args, warnings + speculative_warnings(given, args))
 
 
 def check_ranges(args: ServerArgs) -> None:
-    for name, lowest, highest in _RANGES:
-        value = getattr(args, name)
-        if value is None:
+    """Flag values no server could run, refused before anything loads."""
+    for f, meta in runtime_flags():
+        lowest, highest = meta["lowest"], meta["highest"]
+        value = getattr(args, f.name)
+        if value is None or (lowest is None and highest is None):
             continue
-        if value < lowest or (highest is not None and value > highest):
+        if (lowest is not None and value < lowest) or (highest is not None and value > highest):
             allowed = f"from {lowest} to {highest}" if highest is not None else f"at least {lowest}"
-            raise RuntimeInputError(f"--{name.replace('_', '-')} {value}: must be {allowed}")
+            raise RuntimeInputError(f"{meta['option_strings'][0]} {value}: must be {allowed}")
 
 
 def max_draft_tokens(num_steps: int, topk: int) -> int:
@@ -400,12 +449,21 @@ def eagle_head_refusal(algorithm: str, draft_path: str) -> str | None:
     return None
 
 
-def resolve_speculative(args: ServerArgs) -> list[str]:
-    """Apply SGLang's resolution to ``args`` in place; return the warnings SGLang would log."""
-    if args.speculative_algorithm is None:
-        return []
-    algo = args.speculative_algorithm.upper()
-    args.speculative_algorithm = algo
+def resolve_speculative(given: ServerArgs) -> ServerArgs:
+    """SGLang's resolution of the speculative arguments: check what was given, fill the
+    defaults, check what resolved. Returns new arguments; ``given`` is left as it was."""
+    if given.speculative_algorithm is None:
+        return given
+    check_given_speculative(given)
+    resolved = default_speculative(given)
+    check_resolved_speculative(resolved)
+    return resolved
+
+
+def check_given_speculative(given: ServerArgs) -> None:
+    """Refuse what no default can repair: the algorithm, lossy thresholds, a missing or wrong draft."""
+    assert given.speculative_algorithm is not None
+    algo = given.speculative_algorithm.upper()
     if algo in REFUSED_ALGORITHMS:
         raise RuntimeInputError(
             f"--speculative-algorithm {algo} is not supported by specguard's reference runtime "
@@ -416,61 +474,82 @@ def resolve_speculative(args: ServerArgs) -> list[str]:
             f"--speculative-algorithm {algo} is unknown; the reference runtime supports "
             f"{', '.join(sorted(SUPPORTED_ALGORITHMS))}"
         )
-    if args.speculative_accept_threshold_single != 1.0 or args.speculative_accept_threshold_acc != 1.0:
+    if given.speculative_accept_threshold_single != 1.0 or given.speculative_accept_threshold_acc != 1.0:
         raise RuntimeInputError(
             "--speculative-accept-threshold-single/-acc other than 1.0 make decoding lossy; "
             "the reference runtime only does lossless verification"
         )
-    warnings: list[str] = []
-    if args.max_running_requests is None:
-        args.max_running_requests = SPEC_MAX_RUNNING_REQUESTS
-        warnings.append(WARN_MAX_RUNNING)
     if algo == "NGRAM":
         if (
-            args.speculative_ngram_min_bfs_breadth < 1
-            or args.speculative_ngram_max_bfs_breadth < args.speculative_ngram_min_bfs_breadth
+            given.speculative_ngram_min_bfs_breadth < 1
+            or given.speculative_ngram_max_bfs_breadth < given.speculative_ngram_min_bfs_breadth
         ):
             raise RuntimeInputError(
                 "--speculative-ngram-max-bfs-breadth must be >= --speculative-ngram-min-bfs-breadth >= 1"
             )
-        if args.speculative_ngram_max_trie_depth < 2:
+        if given.speculative_ngram_max_trie_depth < 2:
             raise RuntimeInputError("--speculative-ngram-max-trie-depth must be at least 2")
-        if args.speculative_draft_model_path:
-            warnings.append("--speculative-draft-model-path is ignored for NGRAM speculative decoding")
-            args.speculative_draft_model_path = None
-        args.speculative_eagle_topk = args.speculative_ngram_max_bfs_breadth
-        if args.speculative_num_draft_tokens is None:
-            args.speculative_num_draft_tokens = NGRAM_DEFAULT_NUM_DRAFT_TOKENS
-            warnings.append(WARN_NGRAM_DRAFT_TOKENS)
-        if args.speculative_num_draft_tokens < 2:
-            raise RuntimeInputError("--speculative-num-draft-tokens must be at least 2")
-        args.speculative_num_steps = max(1, args.speculative_num_draft_tokens // args.speculative_eagle_topk)
-        # NGRAM's breadth walks its trie, not the vocabulary: only the round's length is bounded.
-        _check_round_fits(args, args.speculative_num_steps, 1, args.speculative_num_draft_tokens)
-        return warnings
-    if not args.speculative_draft_model_path:
+        return
+    if not given.speculative_draft_model_path:
         raise RuntimeInputError(f"--speculative-algorithm {algo} needs --speculative-draft-model-path")
     if algo in ("EAGLE", "EAGLE3"):
-        refusal = eagle_head_refusal(algo, args.speculative_draft_model_path)
+        refusal = eagle_head_refusal(algo, given.speculative_draft_model_path)
         if refusal:
             raise RuntimeInputError(refusal)
+    if given.speculative_num_steps is None and (
+        given.speculative_eagle_topk is not None or given.speculative_num_draft_tokens is not None
+    ):
+        raise RuntimeInputError(
+            "--speculative-eagle-topk/--speculative-num-draft-tokens need --speculative-num-steps as well"
+        )
+
+
+def _auto_spec_params(algo: str, model_path: str) -> SpecParams:
+    """SGLang's auto (steps, topk, draft tokens): by the target's architecture, STANDALONE always the default row."""
+    if algo == "STANDALONE":
+        return AUTO_PARAMS_DEFAULT
+    return AUTO_PARAMS_BY_ARCHITECTURE.get(_target_architecture(model_path) or "", AUTO_PARAMS_DEFAULT)
+
+
+def default_speculative(given: ServerArgs) -> ServerArgs:
+    """The arguments with SGLang's speculative defaults and rewrites applied (no checks, no warnings)."""
+    assert given.speculative_algorithm is not None
+    algo = given.speculative_algorithm.upper()
+    args = dataclasses.replace(given, speculative_algorithm=algo, ignored_flags=list(given.ignored_flags))
+    if args.max_running_requests is None:
+        args.max_running_requests = SPEC_MAX_RUNNING_REQUESTS
+    if algo == "NGRAM":
+        args.speculative_draft_model_path = None
+        args.speculative_eagle_topk = args.speculative_ngram_max_bfs_breadth
+        if args.speculative_num_draft_tokens is None:
+            args.speculative_num_draft_tokens = NGRAM_DEFAULT_DRAFT_TOKENS
+        args.speculative_num_steps = max(1, args.speculative_num_draft_tokens // args.speculative_eagle_topk)
+        return args
     steps, topk, ndt = args.speculative_num_steps, args.speculative_eagle_topk, args.speculative_num_draft_tokens
     if steps is None:
-        if topk is not None or ndt is not None:
-            raise RuntimeInputError(
-                "--speculative-eagle-topk/--speculative-num-draft-tokens need --speculative-num-steps as well"
-            )
-        steps, topk, ndt = STANDALONE_AUTO_SPEC_PARAMS
-        if algo != "STANDALONE" and _target_architecture(args.model_path) in EAGLE_TREE_AUTO_ARCHITECTURES:
-            steps, topk, ndt = EAGLE_TREE_AUTO_SPEC_PARAMS
+        auto = _auto_spec_params(algo, args.model_path)
+        steps, topk, ndt = auto.num_steps, auto.eagle_topk, auto.num_draft_tokens
     if topk is None:
         topk = 1
+    if topk == 1:  # a chain: SGLang rewrites the draft tokens to match the steps
+        ndt = steps + 1
+    args.speculative_num_steps, args.speculative_eagle_topk, args.speculative_num_draft_tokens = steps, topk, ndt
+    return args
+
+
+def check_resolved_speculative(args: ServerArgs) -> None:
+    """Refuse resolved parameters no round can run: out of range, past the tree's capacity, past the context."""
+    steps, topk, ndt = args.speculative_num_steps, args.speculative_eagle_topk, args.speculative_num_draft_tokens
+    assert steps is not None and topk is not None, "default_speculative fills them"
+    if args.speculative_algorithm == "NGRAM":
+        assert ndt is not None
+        if ndt < 2:
+            raise RuntimeInputError("--speculative-num-draft-tokens must be at least 2")
+        # NGRAM's breadth walks its trie, not the vocabulary: only the round's length is bounded.
+        _check_round_fits(args, steps, 1, ndt)
+        return
     if steps < 1 or topk < 1:
         raise RuntimeInputError("--speculative-num-steps and --speculative-eagle-topk must be at least 1")
-    if topk == 1:
-        if ndt is not None and ndt != steps + 1:
-            warnings.append(WARN_CHAIN_DRAFT_TOKENS)
-        ndt = steps + 1
     if ndt is None:
         raise RuntimeInputError(
             f"--speculative-eagle-topk {topk} needs --speculative-num-draft-tokens "
@@ -485,5 +564,20 @@ def resolve_speculative(args: ServerArgs) -> list[str]:
             f"{max_draft_tokens(steps, topk)} (1 + topk + (num_steps - 1) * topk^2)"
         )
     _check_round_fits(args, steps, topk, ndt)
-    args.speculative_num_steps, args.speculative_eagle_topk, args.speculative_num_draft_tokens = steps, topk, ndt
+
+
+def speculative_warnings(given: ServerArgs, resolved: ServerArgs) -> list[str]:
+    """The warnings SGLang logs while resolving, read off what the resolution changed."""
+    if resolved.speculative_algorithm is None:
+        return []
+    warnings = []
+    if given.max_running_requests is None:
+        warnings.append(WARN_MAX_RUNNING)
+    if resolved.speculative_algorithm == "NGRAM":
+        if given.speculative_draft_model_path:
+            warnings.append(WARN_NGRAM_DRAFT_PATH)
+        if given.speculative_num_draft_tokens is None:
+            warnings.append(WARN_NGRAM_DRAFT_TOKENS)
+    elif given.speculative_num_draft_tokens not in (None, resolved.speculative_num_draft_tokens):
+        warnings.append(WARN_CHAIN_DRAFT_TOKENS)  # only a chain's draft tokens are rewritten
     return warnings

@@ -11,6 +11,7 @@ convention, so HF weights need no permutation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import cast
 
 import torch
@@ -43,9 +44,101 @@ def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor
     return x * cos + _rotate_half(x) * sin
 
 
+class KVCache(nn.Module):
+    """Keys and values of ``rows`` requests, ``max_len`` slots each: ``[rows, n_kv, max_len, hd]``.
+
+    gpt-fast's ``KVCache`` with one row per request: :meth:`update` writes the new tokens of the
+    bound row and returns what attention reads; :meth:`update_rows` does the same for one token
+    of each of several rows (the batched decode step).
+    """
+
+    k: torch.Tensor
+    v: torch.Tensor
+
+    def __init__(self, rows: int, n_kv: int, max_len: int, head_dim: int, dtype: torch.dtype, device: torch.device) -> None:
+        super().__init__()
+        shape = (rows, n_kv, max_len, head_dim)
+        # Not persistent: the cache is state of the server, never part of a checkpoint.
+        self.register_buffer("k", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+        self.register_buffer("v", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+        self.row = 0
+
+    def bind(self, row: int) -> None:
+        """The row :meth:`update` and :meth:`move` act on."""
+        self.row = row
+
+    def update(self, start: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write ``T`` tokens' ``k``, ``v`` ``[T, n_kv, hd]`` to slots ``start..start+T-1`` of the
+        bound row; return that row's keys and values over slots ``0..start+T-1`` ``[n_kv, end, hd]``."""
+        end = start + k.shape[0]
+        keys, values = self.k[self.row], self.v[self.row]
+        keys[:, start:end] = k.transpose(0, 1)
+        values[:, start:end] = v.transpose(0, 1)
+        return keys[:, :end], values[:, :end]
+
+    def update_rows(
+        self, k: torch.Tensor, v: torch.Tensor, rows: torch.Tensor, slots: torch.Tensor, span: int, row_range: slice | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write token ``b`` (``k``, ``v`` ``[B, n_kv, hd]``) to slot ``slots[b]`` of row ``rows[b]``;
+        return the rows' keys and values over slots ``0..span-1`` ``[B, n_kv, span, hd]``.
+        ``row_range``: ``rows`` is that contiguous range, read as a view instead of gathered."""
+        self.k[rows, :, slots] = k
+        self.v[rows, :, slots] = v
+        if row_range is not None:
+            return self.k[row_range, :, :span], self.v[row_range, :, :span]
+        return self.k[rows, :, :span], self.v[rows, :, :span]
+
+    def move(self, src_slots: torch.Tensor, dst_start: int) -> None:
+        """Copy the bound row's ``src_slots`` to the contiguous slots from ``dst_start``."""
+        n = src_slots.numel()
+        keys, values = self.k[self.row], self.v[self.row]
+        keys[:, dst_start : dst_start + n] = keys[:, src_slots]
+        values[:, dst_start : dst_start + n] = values[:, src_slots]
+
+
+@dataclass(frozen=True)
+class OneRow:
+    """Where a forward's ``T`` tokens go: slots ``start..`` of the bound row, under ``bias``
+    (an additive ``[T, start+T]`` mask; None: a single token sees the whole prefix)."""
+
+    start: int
+    bias: torch.Tensor | None
+
+
+@dataclass(frozen=True)
+class OneTokenPerRow:
+    """Where a batched decode step's tokens go: token ``b`` to slot ``slots[b]`` of row ``rows[b]``;
+    ``span`` is ``max(slots) + 1``; ``row_range``: the rows are that contiguous range."""
+
+    rows: torch.Tensor
+    slots: torch.Tensor
+    span: int
+    row_range: slice | None
+
+
+Placement = OneRow | OneTokenPerRow
+
+
+def fuse_linears(layers: list[nn.Linear]) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """One weight (and bias) for several linears reading the same input, whose weights become
+    views of it: the fused matrix is the only copy kept (gpt-fast fuses at load the same way)."""
+    weight = torch.cat([layer.weight.detach() for layer in layers])
+    biases = [layer.bias for layer in layers]
+    bias = torch.cat([b.detach() for b in biases if b is not None]) if all(b is not None for b in biases) else None
+    row = 0
+    for layer in layers:
+        rows = layer.weight.shape[0]
+        layer.weight = nn.Parameter(weight[row : row + rows], requires_grad=False)
+        if bias is not None:
+            layer.bias = nn.Parameter(bias[row : row + rows], requires_grad=False)
+        row += rows
+    return weight, bias
+
+
 class Attention(nn.Module):
     q_norm: RMSNorm | None
     k_norm: RMSNorm | None
+    kv_cache: KVCache | None
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -63,58 +156,55 @@ class Attention(nn.Module):
         else:
             self.q_norm = None
             self.k_norm = None
-        #: the cache rows of every request slot ``[rows, n_kv, max_len, hd]``; ``k_cache``/``v_cache``
-        #: are views of the bound row, so the one-request forwards below need not know about rows
-        self.k_pool: torch.Tensor | None = None
-        self.v_pool: torch.Tensor | None = None
-        self.k_cache: torch.Tensor | None = None
-        self.v_cache: torch.Tensor | None = None
+        self.kv_cache = None
         self._wqkv: torch.Tensor | None = None
         self._bqkv: torch.Tensor | None = None
 
     def allocate(self, rows: int, max_len: int, dtype: torch.dtype, device: torch.device) -> None:
-        shape = (rows, self.n_kv, max_len, self.head_dim)
-        self.k_pool = torch.zeros(shape, dtype=dtype, device=device)
-        self.v_pool = torch.zeros(shape, dtype=dtype, device=device)
-        self.bind(0)
+        self.kv_cache = KVCache(rows, self.n_kv, max_len, self.head_dim, dtype, device)
 
-    def bind(self, row: int) -> None:
-        assert self.k_pool is not None and self.v_pool is not None
-        self.k_cache, self.v_cache = self.k_pool[row], self.v_pool[row]
+    @property
+    def cache(self) -> KVCache:
+        assert self.kv_cache is not None, "setup_cache comes first"
+        return self.kv_cache
 
     def fuse(self) -> None:
-        """One matmul for q, k and v (fewer kernel launches per token)."""
-        self._wqkv = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight]).detach()
-        if self.q_proj.bias is not None:
-            self._bqkv = torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias]).detach()
+        """One matmul for q, k and v (fewer kernel launches per token); q/k/v_proj become views of it."""
+        self._wqkv, self._bqkv = fuse_linears([self.q_proj, self.k_proj, self.v_proj])
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        cos: torch.Tensor,
-        sin: torch.Tensor,
-        start: int,
-        bias: torch.Tensor | None,
-    ) -> torch.Tensor:
-        """Attention for ``T`` new tokens; ``bias`` is an additive ``[T, start+T]`` mask."""
-        t = x.shape[0]
-        hd, n_heads, n_kv = self.head_dim, self.n_heads, self.n_kv
-        group = n_heads // n_kv
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, where: Placement) -> torch.Tensor:
+        """Attention for ``N`` new tokens ``x`` ``[N, D]`` placed in the cache as ``where`` says."""
         q, k, v = self._qkv(x, cos, sin)
-        end = start + t
-        k_cache, v_cache = self.k_cache, self.v_cache
-        assert k_cache is not None and v_cache is not None
-        k_cache[:, start:end] = k.transpose(0, 1)
-        v_cache[:, start:end] = v.transpose(0, 1)
+        if isinstance(where, OneRow):
+            out = self._attend_one_row(q, k, v, where)
+        else:
+            out = self._attend_rows(q, k, v, where)
+        return F.linear(out, self.o_proj.weight)
+
+    def _attend_one_row(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: OneRow) -> torch.Tensor:
+        t, hd, n_kv = q.shape[0], self.head_dim, self.n_kv
+        group = self.n_heads // n_kv
+        keys, values = self.cache.update(where.start, k, v)
+        end = keys.shape[1]
         # Query heads h use KV head h // group (Hugging Face's repeat_kv): fold the group into
         # the row dimension so one bmm per KV head serves all its query heads.
         q = q.reshape(t, n_kv, group, hd).permute(1, 2, 0, 3).reshape(n_kv, group * t, hd)
-        scores = torch.bmm(q, k_cache[:, :end].transpose(1, 2)).mul_(hd**-0.5)
-        if bias is not None:  # [T, end], broadcast over KV heads and their query groups
-            scores = scores.view(n_kv, group, t, end).add_(bias).view(n_kv, group * t, end)
-        out = torch.bmm(torch.softmax(scores, dim=-1), v_cache[:, :end])
-        out = out.view(n_kv, group, t, hd).permute(2, 0, 1, 3).reshape(t, n_heads * hd)
-        return F.linear(out, self.o_proj.weight)
+        scores = torch.bmm(q, keys.transpose(1, 2)).mul_(hd**-0.5)
+        if where.bias is not None:  # [T, end], broadcast over KV heads and their query groups
+            scores = scores.view(n_kv, group, t, end).add_(where.bias).view(n_kv, group * t, end)
+        out = torch.bmm(torch.softmax(scores, dim=-1), values)
+        return out.view(n_kv, group, t, hd).permute(2, 0, 1, 3).reshape(t, self.n_heads * hd)
+
+    def _attend_rows(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: OneTokenPerRow) -> torch.Tensor:
+        b, hd, n_kv = q.shape[0], self.head_dim, self.n_kv
+        group = self.n_heads // n_kv
+        keys, values = self.cache.update_rows(k, v, where.rows, where.slots, where.span, where.row_range)
+        q = q.view(b, n_kv, group, hd)
+        scores = torch.matmul(q, keys.transpose(-1, -2)).mul_(hd**-0.5)  # [B, n_kv, group, span]
+        # Shorter rows' tails hold other tokens' stale entries: masked.
+        beyond = torch.arange(where.span, device=q.device).unsqueeze(0) > where.slots.unsqueeze(1)  # [B, span]
+        scores.masked_fill_(beyond[:, None, None, :], float("-inf"))
+        return torch.matmul(torch.softmax(scores, dim=-1), values).reshape(b, self.n_heads * hd)
 
     def _qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q ``[N, H, hd]``, k and v ``[N, KV, hd]`` for ``N`` tokens, rope (and q/k norms) applied."""
@@ -131,39 +221,6 @@ class Attention(nn.Module):
             q, k = qk[:, :n_heads], qk[:, n_heads:]
         return q, k, qkv[:, n_heads + n_kv :]
 
-    def forward_decode(
-        self,
-        x: torch.Tensor,
-        cos: torch.Tensor,
-        sin: torch.Tensor,
-        rows: torch.Tensor,
-        slots: torch.Tensor,
-        span: int,
-        row_range: slice | None,
-    ) -> torch.Tensor:
-        """One new token for each of ``B`` requests (``x`` ``[B, D]``): token ``b`` is written to slot
-        ``slots[b]`` of cache row ``rows[b]`` and attends over that row's slots ``0..slots[b]``;
-        ``span`` is ``max(slots) + 1``, the columns read (shorter rows' tails are masked).
-        ``row_range``: ``rows`` is that contiguous range, read as a view instead of gathered."""
-        b = x.shape[0]
-        hd, n_heads, n_kv = self.head_dim, self.n_heads, self.n_kv
-        group = n_heads // n_kv
-        q, k, v = self._qkv(x, cos, sin)
-        k_pool, v_pool = self.k_pool, self.v_pool
-        assert k_pool is not None and v_pool is not None
-        k_pool[rows, :, slots] = k
-        v_pool[rows, :, slots] = v
-        if row_range is not None:  # a view: no copy of the cache
-            keys, values = k_pool[row_range, :, :span], v_pool[row_range, :, :span]
-        else:  # [B, n_kv, span, hd], gathered
-            keys, values = k_pool[rows, :, :span], v_pool[rows, :, :span]
-        q = q.view(b, n_kv, group, hd)
-        scores = torch.matmul(q, keys.transpose(-1, -2)).mul_(hd**-0.5)  # [B, n_kv, group, span]
-        beyond = torch.arange(span, device=x.device).unsqueeze(0) > slots.unsqueeze(1)  # [B, span]
-        scores.masked_fill_(beyond[:, None, None, :], float("-inf"))
-        out = torch.matmul(torch.softmax(scores, dim=-1), values).reshape(b, n_heads * hd)
-        return F.linear(out, self.o_proj.weight)
-
     def forward_train(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
         """Causal self-attention over a batch ``[B, T, D]`` without the cache (training)."""
         b, t, _ = x.shape
@@ -174,8 +231,8 @@ class Attention(nn.Module):
         if self.q_norm is not None and self.k_norm is not None:
             q = self.q_norm(q)
             k = self.k_norm(k)
-        q = q * cos + _rotate_half(q) * sin
-        k = k * cos + _rotate_half(k) * sin
+        q = _rope(q, cos, sin)
+        k = _rope(k, cos, sin)
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.n_kv != self.n_heads)
         return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_heads * hd))
 
@@ -189,7 +246,8 @@ class MLP(nn.Module):
         self._w_gate_up: torch.Tensor | None = None
 
     def fuse(self) -> None:
-        self._w_gate_up = torch.cat([self.gate_proj.weight, self.up_proj.weight]).detach()
+        """One matmul for gate and up; gate/up_proj become views of it."""
+        self._w_gate_up, _ = fuse_linears([self.gate_proj, self.up_proj])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self._w_gate_up is not None:
@@ -213,14 +271,10 @@ class DecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, cos, sin, start, bias):  # type: ignore[no-untyped-def]
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, where: Placement) -> torch.Tensor:
         # Submodules are called through .forward: nn.Module.__call__'s hook machinery is a
         # measurable share of a tiny model's decode step.
-        x = x + self.self_attn.forward(self.input_layernorm.forward(x), cos, sin, start, bias)
-        return x + self.mlp.forward(self.post_attention_layernorm.forward(x))
-
-    def forward_decode(self, x, cos, sin, rows, slots, span, row_range):  # type: ignore[no-untyped-def]
-        x = x + self.self_attn.forward_decode(self.input_layernorm.forward(x), cos, sin, rows, slots, span, row_range)
+        x = x + self.self_attn.forward(self.input_layernorm.forward(x), cos, sin, where)
         return x + self.mlp.forward(self.post_attention_layernorm.forward(x))
 
 
@@ -287,9 +341,9 @@ class CausalLM(nn.Module):
         self._cos, self._sin = rope_tables(cfg, max_len, self.dtype, self.device)
 
     def bind_row(self, row: int) -> None:
-        """Point :meth:`forward`'s cache at request slot ``row`` (a view: no copy)."""
+        """Point :meth:`forward`'s cache at request slot ``row`` (no copy)."""
         for layer in self.model.decoder_layers:
-            layer.self_attn.bind(row)
+            layer.self_attn.cache.bind(row)
 
     def forward_decode(self, tokens: list[int], rows: list[int], slots: list[int]) -> torch.Tensor:
         """Logits ``[B, V]`` for one token per request: ``tokens[b]`` at slot (= position)
@@ -301,12 +355,10 @@ class CausalLM(nn.Module):
         row_range = slice(rows[0], rows[0] + len(rows)) if contiguous else None
         device = self.device
         slots_t = torch.tensor(slots, dtype=torch.long, device=device)
-        rows_t = torch.tensor(rows, dtype=torch.long, device=device)
-        cos, sin = self._cos[slots_t], self._sin[slots_t]
-        x = F.embedding(torch.tensor(tokens, dtype=torch.long, device=device), self.model.embed_tokens.weight)
-        for layer in self.model.decoder_layers:
-            x = layer.forward_decode(x, cos, sin, rows_t, slots_t, span, row_range)
-        return F.linear(self.model.norm.forward(x), self.lm_head.weight).float()
+        where = OneTokenPerRow(torch.tensor(rows, dtype=torch.long, device=device), slots_t, span, row_range)
+        tokens_t = torch.tensor(tokens, dtype=torch.long, device=device)
+        logits, _ = self._run(tokens_t, self._cos[slots_t], self._sin[slots_t], where, last_only=False, return_hidden=False)
+        return logits
 
     def forward_train(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair)."""
@@ -317,11 +369,8 @@ class CausalLM(nn.Module):
         return self._forward_train(tokens, aux_layer_ids)
 
     def _forward_train(self, tokens: torch.Tensor, aux_layer_ids: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
-        t = tokens.shape[1]
-        inv_freq = torch.tensor(rope_inv_freq(self.config), dtype=torch.float32, device=tokens.device)
-        freqs = torch.outer(torch.arange(t, dtype=torch.float32, device=tokens.device), inv_freq)
-        emb = torch.cat([freqs, freqs], dim=-1)
-        cos, sin = emb.cos(), emb.sin()
+        # Training runs in float32 before any cache exists: the tables are built for its length.
+        cos, sin = (table.squeeze(1) for table in rope_tables(self.config, tokens.shape[1], torch.float32, tokens.device))
         x = self.model.embed_tokens(tokens)
         captured = []
         for index, layer in enumerate(self.model.decoder_layers):
@@ -334,12 +383,8 @@ class CausalLM(nn.Module):
 
     def move_cache(self, src_slots: torch.Tensor, dst_start: int) -> None:
         """Copy the KV of ``src_slots`` to the contiguous slots from ``dst_start`` (tree compaction)."""
-        n = src_slots.numel()
         for layer in self.model.decoder_layers:
-            k_cache, v_cache = layer.self_attn.k_cache, layer.self_attn.v_cache
-            assert k_cache is not None and v_cache is not None, "setup_cache and bind_row come first"
-            k_cache[:, dst_start : dst_start + n] = k_cache[:, src_slots]
-            v_cache[:, dst_start : dst_start + n] = v_cache[:, src_slots]
+            layer.self_attn.cache.move(src_slots, dst_start)
 
     def forward(  # type: ignore[override]
         self,
@@ -350,7 +395,23 @@ class CausalLM(nn.Module):
         last_only: bool = False,
         return_hidden: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """Logits for ``tokens`` (shape ``[T]``) written to cache slots ``start..start+T-1``.
+        """:meth:`run`'s logits, or (logits, hidden) when ``return_hidden``."""
+        logits, hidden = self.run(tokens, positions, start, mask, last_only, return_hidden)
+        if hidden is None:
+            return logits
+        return logits, hidden
+
+    def run(
+        self,
+        tokens: torch.Tensor,
+        positions: torch.Tensor | None,
+        start: int,
+        mask: torch.Tensor | None = None,
+        last_only: bool = False,
+        return_hidden: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Logits for ``tokens`` (shape ``[T]``) written to cache slots ``start..start+T-1`` of the
+        bound row, and the hidden states when ``return_hidden`` (None otherwise).
 
         ``positions`` None means the RoPE positions are the slots themselves (no tree).
         ``mask`` is ``[T, start+T]`` boolean (True = may attend); ``None`` means causal over
@@ -362,31 +423,31 @@ class CausalLM(nn.Module):
         t = tokens.shape[0]
         if start + t > self.max_len:
             raise ValueError(f"KV cache overflow: {start + t} > {self.max_len}")
-        if mask is None and t > 1:
-            mask = causal_mask(start, t, self.device)
-        bias = None
-        if mask is not None:
-            bias = torch.zeros(mask.shape, dtype=self.dtype, device=self.device).masked_fill_(~mask, float("-inf"))
+        bias = attention_bias(mask, start, t, self.dtype, self.device)
         if positions is None:  # positions equal the cache slots: a view, no gather
             cos, sin = self._cos[start : start + t], self._sin[start : start + t]
         else:
             cos, sin = self._cos[positions], self._sin[positions]
+        return self._run(tokens, cos, sin, OneRow(start, bias), last_only, return_hidden)
+
+    def _run(
+        self, tokens: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, where: Placement, last_only: bool, return_hidden: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The one inference path: embed, every layer, norm, logits (and the EAGLE hidden state)."""
         x = F.embedding(tokens, self.model.embed_tokens.weight)
-        if not return_hidden:
-            for layer in self.model.decoder_layers:
-                x = layer.forward(x, cos, sin, start, bias)
-            if last_only:
-                x = x[-1:]
-            return F.linear(self.model.norm.forward(x), self.lm_head.weight).float()
         captured = []
+        capture = return_hidden and bool(self.aux_layer_ids)
         for index, layer in enumerate(self.model.decoder_layers):
-            x = layer.forward(x, cos, sin, start, bias)
-            if index in self.aux_layer_ids:
+            x = layer.forward(x, cos, sin, where)
+            if capture and index in self.aux_layer_ids:
                 captured.extend([x] * self.aux_layer_ids.count(index))
+        if last_only and not return_hidden:
+            x = x[-1:]
         normed = self.model.norm.forward(x)
         logits = F.linear(normed[-1:] if last_only else normed, self.lm_head.weight).float()
-        hidden = torch.cat(captured, dim=-1) if self.aux_layer_ids else normed
-        return logits, hidden
+        if not return_hidden:
+            return logits, None
+        return logits, (torch.cat(captured, dim=-1) if capture else normed)
 
 
 def rope_tables(
@@ -401,3 +462,15 @@ def rope_tables(
 
 def causal_mask(start: int, t: int, device: torch.device | str = "cpu") -> torch.Tensor:
     return torch.ones(t, start + t, dtype=torch.bool, device=device).tril(diagonal=start)
+
+
+def attention_bias(
+    mask: torch.Tensor | None, start: int, t: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor | None:
+    """The additive ``[T, start+T]`` bias for ``mask`` (None: causal over the new tokens when
+    there are several; a single token sees the whole prefix and needs none)."""
+    if mask is None and t > 1:
+        mask = causal_mask(start, t, device)
+    if mask is None:
+        return None
+    return torch.zeros(mask.shape, dtype=dtype, device=device).masked_fill_(~mask, float("-inf"))

@@ -25,8 +25,10 @@ Losslessness:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Protocol
 
 import torch
 
@@ -74,15 +76,6 @@ class RoundResult:
     prefill: bool = False
 
 
-@dataclass
-class SpecCounters:
-    """Per-request accounting, as SGLang's TokenizerManager reports it."""
-
-    verify_ct: int = 0
-    correct_drafts: int = 0
-    histogram: list[int] = field(default_factory=list)
-
-
 def logits_to_probs(logits: torch.Tensor, params: SamplingParams) -> torch.Tensor:
     """The same transform for target and draft: temperature, then top-k, top-p and min-p."""
     logits = logits / max(params.temperature, GREEDY_EPS)
@@ -111,8 +104,81 @@ def _uniform(gen: torch.Generator | None) -> float:
     return float(torch.rand((), generator=gen, device=device).item())
 
 
+#: drafted tokens, and the drafter's distributions over them when it sampled a chain (the
+#: chain-sampling verification needs them; None: greedy drafts or a deterministic tree)
+Proposal = tuple[DraftTree, list[torch.Tensor] | None]
+#: a drafter's forward over a beam: (tokens, parent_rows, positions, start, mask) -> logits
+Expand = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int, torch.Tensor], torch.Tensor]
+
+
+class Drafter(Protocol):
+    """What a speculative round asks of a request's drafter, whatever it drafts with.
+
+    One per request (:class:`Sequence`); the round calls :meth:`propose` then :meth:`accept`
+    and never asks which kind it holds.
+    """
+
+    #: the drafter reads the target's hidden states (EAGLE heads): the target's forwards return them
+    needs_hidden: bool
+
+    def bind(self, row: int) -> None:
+        """Point the drafter's cache (if it has one) at the request's row."""
+
+    def start(self, committed: list[int], hidden: torch.Tensor | None) -> None:
+        """After the prefill: the prompt and first token, and the target's hidden states of the prompt."""
+
+    def propose(self, committed: list[int], params: SamplingParams, gen: torch.Generator | None) -> Proposal:
+        """Draft a tree under ``committed[-1]`` (the root)."""
+
+    def accept(self, committed: list[int], before: int, path: list[int], hidden: torch.Tensor | None) -> None:
+        """After the verify: ``committed`` grew from ``before`` tokens by the tree nodes on ``path``
+        (root first) and the bonus; ``hidden`` holds the target's hidden state at every tree node."""
+
+
+class NoDrafter:
+    """Plain decoding: the round drafts nothing, so the target's verify forward is a decode step."""
+
+    needs_hidden = False
+
+    def bind(self, row: int) -> None:
+        pass
+
+    def start(self, committed: list[int], hidden: torch.Tensor | None) -> None:
+        pass
+
+    def propose(self, committed: list[int], params: SamplingParams, gen: torch.Generator | None) -> Proposal:
+        return DraftTree.root_only(committed[-1]), None
+
+    def accept(self, committed: list[int], before: int, path: list[int], hidden: torch.Tensor | None) -> None:
+        pass
+
+
+class NgramDrafter:
+    """NGRAM: drafts a tree from the n-grams of every request's tokens (a corpus all requests share)."""
+
+    needs_hidden = False
+
+    def __init__(self, corpus: NgramCorpus, spec: SpecConfig) -> None:
+        self.corpus = corpus
+        self.spec = spec
+
+    def bind(self, row: int) -> None:
+        pass
+
+    def start(self, committed: list[int], hidden: torch.Tensor | None) -> None:
+        self.corpus.insert(committed)
+
+    def propose(self, committed: list[int], params: SamplingParams, gen: torch.Generator | None) -> Proposal:
+        return self.corpus.draft(committed, self.spec.num_draft_tokens), None
+
+    def accept(self, committed: list[int], before: int, path: list[int], hidden: torch.Tensor | None) -> None:
+        self.corpus.insert(committed, already_inserted=before)
+
+
 class ModelDrafter:
     """STANDALONE: a small LLM drafts a chain (topk 1) or an EAGLE-2-style tree (topk > 1)."""
+
+    needs_hidden = False
 
     def __init__(self, draft: CausalLM, spec: SpecConfig) -> None:
         self.model = draft
@@ -120,8 +186,20 @@ class ModelDrafter:
         self.valid = 0  # committed tokens whose KV is in the draft cache
         self.device = draft.device
 
-    def start(self) -> None:
+    def bind(self, row: int) -> None:
+        self.model.bind_row(row)
+
+    def start(self, committed: list[int], hidden: torch.Tensor | None) -> None:
         self.valid = 0
+
+    def propose(self, committed: list[int], params: SamplingParams, gen: torch.Generator | None) -> Proposal:
+        if self.spec.topk == 1:
+            return self.propose_chain(committed, params, gen)
+        return self.propose_tree(committed), None
+
+    def accept(self, committed: list[int], before: int, path: list[int], hidden: torch.Tensor | None) -> None:
+        if self.spec.topk == 1:  # a tree's drafts sit in scratch slots: propose_tree already rewound
+            self.after_chain(before, len(path) - 1)
 
     def _catch_up(self, committed: list[int]) -> torch.Tensor:
         """Feed the committed tokens the draft has not seen; logits after the last one."""
@@ -162,8 +240,10 @@ class ModelDrafter:
         base = len(committed)
         first = self._catch_up(committed)
 
-        def expand(tokens, parent_rows, positions, start, mask):  # type: ignore[no-untyped-def]
-            return self.model(tokens, positions, start, mask)
+        def expand(
+            tokens: torch.Tensor, parent_rows: torch.Tensor, positions: torch.Tensor, start: int, mask: torch.Tensor
+        ) -> torch.Tensor:
+            return self.model.run(tokens, positions, start, mask)[0]
 
         tree = grow_tree(committed[-1], first, self.spec, base, self.device, expand)
         self.valid = base
@@ -178,6 +258,8 @@ class EagleDrafter:
     states of the tokens committed since the last round wait in ``pending``.
     """
 
+    needs_hidden = True
+
     def __init__(self, head: EagleHead, spec: SpecConfig) -> None:
         self.head = head
         self.spec = spec
@@ -188,13 +270,24 @@ class EagleDrafter:
         self.hot = head.hot_token_ids
         self.hot_cpu = None if head.hot_token_ids is None else head.hot_token_ids.cpu()
 
-    def start(self, prefill_hidden: torch.Tensor) -> None:
-        self.valid = 0
-        self.pending = prefill_hidden
+    def bind(self, row: int) -> None:
+        self.head.bind_row(row)
 
-    def accept(self, path_hidden: torch.Tensor) -> None:
-        """The target's hidden states at the root and the accepted drafts of the last round."""
-        self.pending = path_hidden
+    def start(self, committed: list[int], hidden: torch.Tensor | None) -> None:
+        assert hidden is not None, "needs_hidden: the target returns its hidden states"
+        self.valid = 0
+        self.pending = hidden
+
+    def propose(self, committed: list[int], params: SamplingParams, gen: torch.Generator | None) -> Proposal:
+        if self.spec.topk == 1:
+            return self.propose_chain(committed, params, gen)
+        return self.propose_tree(committed), None
+
+    def accept(self, committed: list[int], before: int, path: list[int], hidden: torch.Tensor | None) -> None:
+        """Keep the target's hidden states at the root and the accepted drafts for the next extend."""
+        assert hidden is not None, "needs_hidden: the target returns its hidden states"
+        on_prefix = path[-1] == len(path) - 1  # the accepted nodes are the tree's first ones: a view
+        self.pending = hidden[: len(path)] if on_prefix else hidden[torch.tensor(path, device=hidden.device)]
 
     def _extend(self, committed: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """Feed the pending (hidden, next token) pairs; logits and hidden after the last one."""
@@ -234,7 +327,9 @@ class EagleDrafter:
         first, hidden = self._extend(committed)
         states = {"hidden": hidden}
 
-        def expand(tokens, parent_rows, positions, start, mask):  # type: ignore[no-untyped-def]
+        def expand(
+            tokens: torch.Tensor, parent_rows: torch.Tensor, positions: torch.Tensor, start: int, mask: torch.Tensor
+        ) -> torch.Tensor:
             parents = states["hidden"][parent_rows.to(self.device)]
             logits, states["hidden"] = self.head(tokens, parents, positions, start, mask)
             return logits
@@ -242,8 +337,14 @@ class EagleDrafter:
         return grow_tree(committed[-1], first, self.spec, self.valid, self.device, expand, self.hot_cpu)
 
 
-def grow_tree(  # type: ignore[no-untyped-def]
-    root: int, first_logits: torch.Tensor, spec: SpecConfig, prefix: int, device, expand, token_ids=None
+def grow_tree(
+    root: int,
+    first_logits: torch.Tensor,
+    spec: SpecConfig,
+    prefix: int,
+    device: torch.device,
+    expand: Expand,
+    token_ids: torch.Tensor | None = None,
 ) -> DraftTree:
     """SGLang's EAGLE-2 tree: top-``topk`` children per beam node with cumulative log-probabilities,
     the ``topk`` best pool nodes as the next beam, and the best ``num_draft_tokens - 1`` nodes kept.
@@ -322,7 +423,7 @@ class Sequence:
     params: SamplingParams
     row: int
     gen: torch.Generator | None
-    drafter: ModelDrafter | EagleDrafter | None
+    drafter: Drafter
     committed: list[int] = field(default_factory=list)
 
 
@@ -343,18 +444,27 @@ class Decoder:
         self.spec = spec
         self.device = target.device
         self.draft = draft
-        self.eagle = isinstance(draft, EagleHead)
-        self.corpus = (
-            NgramCorpus(
+        self._new_drafter = self._drafter_factory(spec, draft)
+        #: the target's forwards return hidden states when the drafters read them (EAGLE)
+        self._needs_hidden = self._new_drafter().needs_hidden
+
+    @staticmethod
+    def _drafter_factory(spec: SpecConfig, draft: CausalLM | EagleHead | None) -> Callable[[], Drafter]:
+        """How each request gets its own drafter: decided once, here, from what drafts."""
+        if spec.algorithm == "NGRAM":
+            corpus = NgramCorpus(
                 max_trie_depth=spec.ngram_max_trie_depth,
                 min_bfs_breadth=spec.ngram_min_bfs_breadth,
                 max_bfs_breadth=spec.ngram_max_bfs_breadth,
                 match_type=spec.ngram_match_type,
                 capacity=spec.ngram_capacity,
             )
-            if spec.algorithm == "NGRAM"
-            else None
-        )
+            return partial(NgramDrafter, corpus, spec)
+        if isinstance(draft, EagleHead):
+            return partial(EagleDrafter, draft, spec)
+        if draft is not None:
+            return partial(ModelDrafter, draft, spec)
+        return NoDrafter
 
     @property
     def speculative(self) -> bool:
@@ -373,35 +483,21 @@ class Decoder:
         if not params.greedy:
             gen = torch.Generator(device=self.device)
             gen.manual_seed(params.seed if params.seed is not None else self._seeds.getrandbits(63))
-        drafter: ModelDrafter | EagleDrafter | None = None
-        if isinstance(self.draft, EagleHead):
-            drafter = EagleDrafter(self.draft, self.spec)
-        elif self.draft is not None:
-            drafter = ModelDrafter(self.draft, self.spec)
-        return Sequence(list(prompt), params, row, gen, drafter)
+        return Sequence(list(prompt), params, row, gen, self._new_drafter())
 
     def _bind(self, seq: Sequence) -> None:
         self.target.bind_row(seq.row)
-        if self.draft is not None:
-            self.draft.bind_row(seq.row)
+        seq.drafter.bind(seq.row)
 
     def prefill(self, seq: Sequence) -> RoundResult:
         """The prompt's forward and the first token."""
         self._bind(seq)
         with torch.inference_mode():
             tokens = torch.tensor(seq.prompt, dtype=torch.long, device=self.device)
-            if self.eagle:
-                logits, hidden = self.target(tokens, None, 0, last_only=True, return_hidden=True)
-                assert isinstance(seq.drafter, EagleDrafter)
-                seq.drafter.start(hidden)
-            else:
-                logits = self.target(tokens, None, 0, last_only=True)
-                if seq.drafter is not None:
-                    seq.drafter.start()  # type: ignore[call-arg]
+            logits, hidden = self.target.run(tokens, None, 0, last_only=True, return_hidden=self._needs_hidden)
             first = self._pick(logits[0], seq.params, seq.gen)
         seq.committed = [*seq.prompt, first]
-        if self.corpus is not None:
-            self.corpus.insert(seq.committed)
+        seq.drafter.start(seq.committed, hidden)
         return RoundResult([first], None, prefill=True)
 
     def plain_step(self, seqs: list[Sequence]) -> list[RoundResult]:
@@ -412,7 +508,7 @@ class Decoder:
                 seq = seqs[0]
                 self._bind(seq)
                 pos = len(seq.committed) - 1
-                logits = self.target(torch.tensor([seq.committed[-1]], device=self.device), None, pos)
+                logits = self.target.run(torch.tensor([seq.committed[-1]], device=self.device), None, pos)[0]
             else:
                 # In row order: a contiguous run of rows is read as a view of the cache, not gathered.
                 order = sorted(range(len(seqs)), key=lambda i: seqs[i].row)
@@ -436,10 +532,6 @@ class Decoder:
         self._bind(seq)
         with torch.inference_mode():
             new_tokens, accepted = self._spec_round(seq)
-        before = len(seq.committed)
-        seq.committed.extend(new_tokens)
-        if self.corpus is not None:
-            self.corpus.insert(seq.committed, already_inserted=before)
         return RoundResult(new_tokens, accepted)
 
     def _pick(self, logits: torch.Tensor, params: SamplingParams, gen: torch.Generator | None) -> int:
@@ -448,16 +540,9 @@ class Decoder:
         return _sample(logits_to_probs(logits, params), gen)
 
     def _spec_round(self, seq: Sequence) -> tuple[list[int], int]:
-        spec = self.spec
-        committed, params, gen, drafter = seq.committed, seq.params, seq.gen, seq.drafter
-        draft_probs = None
-        chain_drafter = drafter is not None and spec.topk == 1
-        if self.corpus is not None:
-            tree = self.corpus.draft(committed, spec.num_draft_tokens)
-        elif chain_drafter:
-            tree, draft_probs = drafter.propose_chain(committed, params, gen)  # type: ignore[union-attr]
-        else:
-            tree = drafter.propose_tree(committed)  # type: ignore[union-attr]
+        """Draft, verify in one target forward, keep the agreed path's KV; (new tokens, accepted drafts)."""
+        committed, params, gen = seq.committed, seq.params, seq.gen
+        tree, draft_probs = seq.drafter.propose(committed, params, gen)
         root_pos = len(committed) - 1
         n = len(tree)
         tokens = torch.tensor(tree.tokens, dtype=torch.long, device=self.device)
@@ -466,11 +551,7 @@ class Decoder:
             positions = torch.tensor(tree.depths, dtype=torch.long, device=self.device) + root_pos
             mask = torch.ones(n, root_pos + n, dtype=torch.bool, device=self.device)
             mask[:, root_pos:] = tree.ancestor_mask(self.device)
-        hidden = None
-        if self.eagle:
-            logits, hidden = self.target(tokens, positions, root_pos, mask, return_hidden=True)
-        else:
-            logits = self.target(tokens, positions, root_pos, mask)
+        logits, hidden = self.target.run(tokens, positions, root_pos, mask, return_hidden=self._needs_hidden)
         if params.greedy:
             path, bonus = self._verify_greedy(tree, logits)
         elif draft_probs is not None:
@@ -480,12 +561,10 @@ class Decoder:
         if path != list(range(len(path))):
             src = torch.tensor(path, dtype=torch.long, device=self.device) + root_pos
             self.target.move_cache(src, root_pos)
-        if hidden is not None:
-            kept = hidden[: len(path)] if path[-1] == len(path) - 1 else hidden[torch.tensor(path, device=self.device)]
-            drafter.accept(kept)  # type: ignore[union-attr]
-        elif chain_drafter:
-            drafter.after_chain(len(committed), len(path) - 1)  # type: ignore[union-attr]
         new_tokens = [tree.tokens[i] for i in path[1:]] + [bonus]
+        before = len(committed)
+        committed.extend(new_tokens)
+        seq.drafter.accept(committed, before, path, hidden)
         return new_tokens, len(path) - 1
 
     @staticmethod
