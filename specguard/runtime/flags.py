@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from specguard.resolution import (
+from specguard.sglang_facts.defaults import (
     AUTO_PARAMS_BY_ARCHITECTURE,
     AUTO_PARAMS_DEFAULT,
     DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC,
