@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from specguard.runtime.errors import RuntimeInputError
 from specguard.sglang_facts.defaults import (
     AUTO_PARAMS_BY_ARCHITECTURE,
     AUTO_PARAMS_DEFAULT,
@@ -39,7 +40,6 @@ from specguard.sglang_facts.defaults import (
     NGRAM_DEFAULT_DRAFT_TOKENS,
     SpecParams,
 )
-from specguard.runtime.errors import RuntimeInputError
 
 SUPPORTED_ALGORITHMS: frozenset[str] = frozenset({"STANDALONE", "NGRAM", "EAGLE", "EAGLE3"})
 REFUSED_ALGORITHMS: frozenset[str] = frozenset({"NEXTN", "DFLASH", "DSPARK", "UNO"})
