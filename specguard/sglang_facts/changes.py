@@ -28,3 +28,9 @@ class Change:
 
     def present_in(self, version: Version) -> bool:
         return version >= self.release
+
+
+# ---- corpus-features ----
+# 0.5.13 ships only the SpecV2 EAGLE worker (speculative/ has eagle_worker_v2.py and no eagle_worker.py;
+# 0.5.12 still has both), so turning the overlap scheduler off no longer brings back V1's verify.
+EAGLE_V1_WORKER_REMOVED = Change("0.5.13", "speculative/ of 0.5.13: no eagle_worker.py (0.5.12 has it)")
