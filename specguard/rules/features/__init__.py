@@ -20,6 +20,10 @@ from specguard.rules.features import (
 from specguard.rules.features import (
     FX090_custom_logit_processor_skipped_in_v2_verify as FX090,
 )
+from specguard.rules.features import FX091_spec_return_hidden_states_truncated as FX091
+from specguard.rules.features import (
+    FX092_multi_layer_eagle_verify_without_grammar as FX092,
+)
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
-         FX088.RULE, FX089.RULE, FX090.RULE)
+         FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE)
