@@ -24,6 +24,8 @@ from specguard.rules.features import FX091_spec_return_hidden_states_truncated a
 from specguard.rules.features import (
     FX092_multi_layer_eagle_verify_without_grammar as FX092,
 )
+from specguard.rules.features import FX093_pd_decode_spec_v2_grammar_abort as FX093
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
-         FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE)
+         FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
+         FX093.RULE)
