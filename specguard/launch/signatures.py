@@ -145,6 +145,24 @@ SIGNATURES: tuple[Signature, ...] = (
         source="https://github.com/sgl-project/sglang/issues/36140",
     ),
     Signature(
+        key="spec-v2-eagle3-logprob-aux-states",
+        # 0.5.7-0.5.8 leave the variable unbound; 0.5.9-0.5.10 start it at None and torch.cat rejects it.
+        pattern=_re(r"local variable 'aux_pruned_states'|cat\(\) received an invalid combination of arguments - got \(NoneType, dim=int\)"),
+        meaning="EAGLE3 on the SpecV2 worker met a request that returns logprobs; the input-logprob branch of the logits processor never fills the aux hidden states (SGLang 0.5.5-0.5.10)",
+        rules=("FX088",),
+        advice="upgrade to 0.5.11, or add --disable-overlap-schedule to run the V1 EAGLE worker",
+        source="https://github.com/sgl-project/sglang/issues/17349",
+        fallback=(Edit(name="--disable-overlap-schedule", value=True),),
+    ),
+    Signature(
+        key="spec-grammar-token-not-accepted",
+        pattern=_re(r"Tokens not accepted: \d+"),
+        meaning="a speculative token reached the grammar matcher after the grammar had already taken it or forbids it; on a PD decode server with the SpecV2 overlap loop before 0.5.14 every constrained request can abort",
+        rules=("FX093", "FX092"),
+        advice="upgrade to 0.5.14 (0.5.16 for multi-layer EAGLE), or set --grammar-backend none",
+        source="https://github.com/sgl-project/sglang/issues/25388",
+    ),
+    Signature(
         key="cuda-graph-capture-failed",
         pattern=_re(r"Capture (draft )?cuda graph failed"),
         meaning="CUDA graph capture failed at start-up (memory for the captured batch sizes, or an error inside the captured forward)",

@@ -57,7 +57,7 @@ SPEC_V2_ENV_ADDED = Change("0.5.5", "0.5.5 environ.py:258 EnvBool(False); server
 SPEC_V2_TOPK_CHECKED = Change("0.5.7", "0.5.7 server_args.py:2000-2014 raises on an explicit topk > 1 (to 0.5.10)")
 SPEC_V2_STANDALONE = Change("0.5.8", "0.5.8 server_args.py:2141 adds STANDALONE to the spec-v2 branch (0.5.7 :2001 has EAGLE, EAGLE3)")
 SPEC_V2_DEFAULT_ON = Change("0.5.11", "0.5.11 environ.py:459 EnvBool(True); server_args.py:3460-3473 explicit topk > 1 falls back to V1")
-SPEC_V2_ALWAYS = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:288-293: V2 always, the env var only picks overlap")
+SPEC_V2_ALWAYS = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:288-293: V2 always, the env var only picks overlap; speculative/ has no eagle_worker.py (0.5.12 has it)")
 SPEC_V2_ENV_REMOVED = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:69-75 warns 'has been removed' (to 0.5.20)")
 SPEC_V2_ENV_GONE = Change("0.5.21", "0.5.21: no SGLANG_ENABLE_SPEC_V2 anywhere under sglang/srt, 0.5.20 still warns (catalogue P36)")
 # The algorithms that reach the V2 worker while SpecV2 is opt-in or default-on, newest first. Before

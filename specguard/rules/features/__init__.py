@@ -11,5 +11,21 @@ from specguard.rules.features import (
 )
 from specguard.rules.features import FX086_spec_grammar_tensor_index_xgrammar as FX086
 from specguard.rules.features import FX087_eagle_verify_without_grammar as FX087
+from specguard.rules.features import (
+    FX088_spec_v2_eagle3_logprob_without_aux_states as FX088,
+)
+from specguard.rules.features import (
+    FX089_hicache_mooncake_standalone_draft_pool as FX089,
+)
+from specguard.rules.features import (
+    FX090_custom_logit_processor_skipped_in_v2_verify as FX090,
+)
+from specguard.rules.features import FX091_spec_return_hidden_states_truncated as FX091
+from specguard.rules.features import (
+    FX092_multi_layer_eagle_verify_without_grammar as FX092,
+)
+from specguard.rules.features import FX093_pd_decode_spec_v2_grammar_abort as FX093
 
-RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE)
+RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
+         FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
+         FX093.RULE)
