@@ -16,6 +16,13 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 # quantized target's own checkpoint, or a quantized EAGLE head.
 UNQUANT = "unquant"
 
+# Checkpoint methods whose MTP/NextN draft classes decide on their own to build the draft unquantized
+# (the BF16 MTP layers of an NVFP4 or Quark export): Qwen3.5's MTP drops a serialized modelopt_fp4 /
+# modelopt_mixed config and a Quark config that excludes mtp.* (0.5.17 models/qwen3_5_mtp.py:64-83),
+# GLM's NextN drops modelopt_fp4 (0.5.7-0.5.10 models/glm4_moe_nextn.py:50-54). config.json names a
+# ModelOpt export "modelopt" whatever its algorithm, so the whole family is left to those classes.
+MODEL_CLASS_DECIDES = frozenset({"modelopt", "modelopt_fp4", "modelopt_mixed", "quark"})
+
 
 def _draft_checkpoint(ctx: CheckContext) -> ModelFacts | None:
     """The facts of the checkpoint SGLang loads the draft from."""
@@ -36,6 +43,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if checkpoint is None or checkpoint.quantization is None:
         return
     method = checkpoint.quantization
+    if method.lower() in MODEL_CLASS_DECIDES:
+        return
     draft_flag = ctx.flag("--speculative-draft-model-quantization")
     yield RULE.finding(
         f"{draft_flag} unquant does not unquantize this draft: SGLang {ctx.env.sglang_version} reads 'unquant' as "
@@ -58,7 +67,8 @@ RULE = Rule(
     docs=RuleDocs(
         what="Fires when `--speculative-draft-model-quantization unquant` is given and the checkpoint the draft "
         "loads from declares a `quantization_config` in its config.json: the target's own checkpoint for MTP/NEXTN "
-        "(no draft path, or the target's path), else the draft's.",
+        "(no draft path, or the target's path), else the draft's. Not for ModelOpt or Quark checkpoints, whose MTP "
+        "draft classes drop the quantization of BF16 MTP layers themselves.",
         why="SGLang resolves `unquant` to None before building the draft's ModelConfig (0.5.7 "
         "`server_args.py:776-777`, 0.5.17 `:4092-4093`, 0.5.23 `arg_groups/serving_hook.py:704-709`), and a "
         "draft ModelConfig with no method adopts the one its checkpoint declares (0.5.17 "
