@@ -36,6 +36,9 @@ from specguard.rules.draft_model import DM104_mtp_weights_missing as DM104
 from specguard.rules.draft_model import (
     DM130_draft_vocab_same_size_other_family as DM130,
 )
+from specguard.rules.draft_model import (
+    DM080_qwen2_eagle3_aux_unpacked_twice as DM080,
+)
 
 RULES = (
     DM001.RULE,
@@ -63,4 +66,5 @@ RULES = (
     DM042.RULE,
     DM043.RULE,
     DM044.RULE,
+    DM080.RULE,
 )
