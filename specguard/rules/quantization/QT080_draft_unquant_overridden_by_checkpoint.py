@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, ModelFacts, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # ``--speculative-draft-model-quantization unquant`` is not a method of its own: SGLang turns it into
 # None before the draft's ModelConfig is built (0.5.7 server_args.py:776-777; 0.5.17 :4092-4093; 0.5.23
@@ -64,6 +64,7 @@ RULE = Rule(
     summary="--speculative-draft-model-quantization unquant is a no-op when the draft checkpoint declares a quantization",
     severity=Severity.WARNING,
     sglang_versions=">=0.5.7",
+    fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="Fires when `--speculative-draft-model-quantization unquant` is given and the checkpoint the draft "
         "loads from declares a `quantization_config` in its config.json: the target's own checkpoint for MTP/NEXTN "
