@@ -28,6 +28,9 @@ from specguard.rules.draft_model import (
 from specguard.rules.draft_model import DM042_draft_architecture_not_in_release as DM042
 from specguard.rules.draft_model import DM043_standalone_hidden_size_mismatch as DM043
 from specguard.rules.draft_model import DM044_token_map_with_vocab_sharded_head as DM044
+from specguard.rules.draft_model import (
+    DM080_qwen2_eagle3_aux_unpacked_twice as DM080,
+)
 from specguard.rules.draft_model import DM100_eagle2_head_passed_as_eagle3 as DM100
 from specguard.rules.draft_model import DM101_eagle3_fc_aux_count_mismatch as DM101
 from specguard.rules.draft_model import DM102_eagle3_token_map_missing as DM102
@@ -35,9 +38,6 @@ from specguard.rules.draft_model import DM103_eagle3_lm_head_missing as DM103
 from specguard.rules.draft_model import DM104_mtp_weights_missing as DM104
 from specguard.rules.draft_model import (
     DM130_draft_vocab_same_size_other_family as DM130,
-)
-from specguard.rules.draft_model import (
-    DM080_qwen2_eagle3_aux_unpacked_twice as DM080,
 )
 
 RULES = (
