@@ -80,6 +80,15 @@ SIGNATURES: tuple[Signature, ...] = (
         fallback=(Edit(name="--speculative-draft-attention-backend", value="flashinfer"),),
     ),
     Signature(
+        key="mha-draft-cleared-mla-chunked-prefix-cache",
+        pattern=_re(r"assert not get_global_server_args\(\)\.disable_chunked_prefix_cache"),
+        meaning="an MHA EAGLE head turned chunked prefix caching off for the whole process after the MLA target was set up to use it, and fa3's MLA prefill over a cached prefix asserted (SGLang 0.5.5-0.5.15)",
+        rules=("AB080",),
+        advice="add --disable-chunked-prefix-cache, or upgrade to SGLang 0.5.16",
+        source="https://github.com/sgl-project/sglang/issues/22780",
+        fallback=(Edit(name="--disable-chunked-prefix-cache", value=True),),
+    ),
+    Signature(
         key="multi-layer-eagle-not-a-chain",
         pattern=_re(r"multi-layer EAGLE requires speculative_num_draft_tokens == speculative_num_steps \+ 1"),
         meaning="multi-layer EAGLE drafts a chain, but the draft tokens are not steps + 1 (often SGLang's automatic tree)",

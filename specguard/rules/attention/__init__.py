@@ -20,8 +20,12 @@ from specguard.rules.attention import AB064_minimax_m3_sparse_verify_rocm as AB0
 from specguard.rules.attention import (
     AB065_rocm_eagle_custom_allreduce_verify_hang as AB065,
 )
+from specguard.rules.attention import (
+    AB080_mha_draft_clears_mla_chunked_prefix_cache as AB080,
+)
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
     AB020.RULE, AB021.RULE, AB060.RULE, AB061.RULE, AB062.RULE, AB063.RULE, AB064.RULE, AB065.RULE,
+    AB080.RULE,
 )

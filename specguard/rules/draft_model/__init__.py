@@ -28,6 +28,9 @@ from specguard.rules.draft_model import (
 from specguard.rules.draft_model import DM042_draft_architecture_not_in_release as DM042
 from specguard.rules.draft_model import DM043_standalone_hidden_size_mismatch as DM043
 from specguard.rules.draft_model import DM044_token_map_with_vocab_sharded_head as DM044
+from specguard.rules.draft_model import (
+    DM080_qwen2_eagle3_aux_unpacked_twice as DM080,
+)
 from specguard.rules.draft_model import DM100_eagle2_head_passed_as_eagle3 as DM100
 from specguard.rules.draft_model import DM101_eagle3_fc_aux_count_mismatch as DM101
 from specguard.rules.draft_model import DM102_eagle3_token_map_missing as DM102
@@ -63,4 +66,5 @@ RULES = (
     DM042.RULE,
     DM043.RULE,
     DM044.RULE,
+    DM080.RULE,
 )

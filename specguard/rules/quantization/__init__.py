@@ -6,8 +6,16 @@ from specguard.rules.quantization import (
 from specguard.rules.quantization import (
     QT041_glm_nextn_drops_checkpoint_quantization as QT041,
 )
+from specguard.rules.quantization import (
+    QT080_draft_unquant_overridden_by_checkpoint as QT080,
+)
+from specguard.rules.quantization import (
+    QT081_quantized_dflash_draft_fc_not_loaded as QT081,
+)
 
 RULES = (
     QT040.RULE,
     QT041.RULE,
+    QT080.RULE,
+    QT081.RULE,
 )
