@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Finding, Severity
-from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+)
 
 # SGLang's DFlash draft classes build the target-context projection ``fc`` as a plain
 # ``torch.nn.Linear`` (sglang 0.5.11 models/dflash.py:288, 0.5.15 :367, 0.5.19 :634-636, 0.5.23
@@ -36,6 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 RULE = Rule(
+    dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="QT081",
     name="quantized-dflash-draft-fc-not-loaded",
