@@ -15,7 +15,7 @@ A case's keys: ``launch`` (a name from ``launches``) and/or ``argv``, ``add``; `
 (config.json facts), ``env``, ``gpu``, ``sglang_version``, ``sgl_jax_version``, ``dialect``; and what
 must hold: ``fires`` (how many findings), ``fix`` (true: each finding offers one; false: none; safe or
 unsafe: one of that applicability),
-``severity``, ``flags`` (every finding names them), ``message_contains``, ``corrected`` (the launch
+``severity``, ``flags`` (every finding names them), ``message_contains`` (a text or a list of texts), ``corrected`` (the launch
 after the rule's fixes, unsafe ones included), ``why`` (the reason, shown when the case fails).
 """
 
@@ -102,7 +102,9 @@ def test_rule_case(code: str, argv: list[str], case: dict[str, Any]) -> None:
         if "flags" in case:
             assert set(case["flags"]) <= set(finding.flags), f"{code}{why}: flags {finding.flags}"
         if "message_contains" in case:
-            assert case["message_contains"] in finding.message, f"{code}{why}: {finding.message}"
+            wanted = case["message_contains"]  # a text, or a list of texts that must all appear
+            for text in [wanted] if isinstance(wanted, str) else wanted:
+                assert text in finding.message, f"{code}{why}: {text!r} not in {finding.message}"
     if "corrected" in case:
         outcome = engine.check([rule], ctx, fix_level=Applicability.UNSAFE)
         assert render(outcome.corrected) == [str(a) for a in case["corrected"]], f"{code}{why}"
