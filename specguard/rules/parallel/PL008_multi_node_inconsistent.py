@@ -42,7 +42,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"data-parallel replicas are not supported'. Use {ctx.flag('--attn-dp-size')} across nodes, or one node per replica",
             flags=("--dp-size", "--nnodes"),
         )
-    attn = attn_dp_size(ctx)
+    # Before --attn-dp-size the switch turns attention DP on and --dp-size is the group count
+    # (``assert tp_size % dp_size == 0``); the resolved width there only says "on".
+    attn = attn_dp_size(ctx) if ATTN_DP_SIZE_FLAG.present_in(ctx.version) else (dp if attn_dp_size(ctx) > 1 else 1)
     if attn > 1 and tp % attn:
         yield RULE.finding(
             f"attention DP of {attn} does not divide {ctx.flag('--tp-size')} {tp}: each DP-attention group takes "
