@@ -7,17 +7,15 @@ The file is read as JSON and nothing else: no code from the model repository eve
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Literal
 
 from specguard.errors import InputError
 from specguard.frozen import field_names
 from specguard.models import ModelFacts, ModelOrigin
+from specguard.refs import looks_like_repo_id
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def split_revision(reference: str) -> tuple[str, str | None]:
@@ -26,10 +24,6 @@ def split_revision(reference: str) -> tuple[str, str | None]:
         name, revision = reference.rsplit("@", 1)
         return name, revision or None
     return reference, None
-
-
-def looks_like_repo_id(reference: str) -> bool:
-    return bool(_REPO_ID.match(reference)) and not reference.startswith((".", "/", "~"))
 
 
 def load_facts(

@@ -21,6 +21,7 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from specguard.models import Dialect
+from specguard.refs import is_commit_prefix, same_commit
 
 HISTORY_FILE = Path(__file__).with_name("data") / "sglang-history.json"
 
@@ -41,7 +42,6 @@ class SlimePin:
 # at every commit and tag). A nightly image is checked as the last release published before its
 # date; ``latest`` and ``dev`` name no release.
 SLIME_PINS_FILE = HISTORY_FILE.with_name("slime-sglang-pins.json")
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 @cache
@@ -65,10 +65,10 @@ def slime_pin(ref: str) -> SlimePin | None:
     data = _slime_pins()
     ref = ref.strip()
     commit = data["tags"].get(ref.removeprefix("v"))
-    if commit is None and _HEX.match(ref.lower()):
-        prefix = ref.lower()[: len(next(iter(data["commits"])))]
-        matches = {data["commits"][c] for c in data["commits"] if c.startswith(prefix)}
-        commit = next((c for c in data["commits"] if c.startswith(prefix)), None) if len(matches) == 1 else None
+    if commit is None and is_commit_prefix(ref):
+        found = [c for c in data["commits"] if same_commit(ref, c)]
+        # An abbreviation several commits share is known only if they all ran the same image.
+        commit = found[0] if len({data["commits"][c] for c in found}) == 1 else None
     if commit is None:
         return None
     pin = data["pins"][data["commits"][commit]]

@@ -40,6 +40,7 @@ from specguard.cli.options import (
 from specguard.errors import InputError
 from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
+from specguard.refs import is_commit_prefix
 from specguard.report import (
     SCHEMA_VERSION,
     json_text,
@@ -96,7 +97,7 @@ def build_inputs(
                 f"--slime-version {slime_version}: no SGLang pin known for it",
                 hint=f"give a slime release ({known}) or a commit of {slime_history_source()}; or give --sglang-version",
             )
-        named = slime_version if _is_commit(slime_version) else f"v{slime_version.removeprefix('v')}"
+        named = slime_version if is_commit_prefix(slime_version) else f"v{slime_version.removeprefix('v')}"
         pinned, origin = pin.sglang, f"slime {named} ({pin.image}: {pin.why})"
     image_version = version_from_image(found.image) if found and not sglang_version and not pinned else None
     inputs = CheckInputs(
@@ -121,10 +122,6 @@ def build_inputs(
 
         inputs = apply_preset(preset, inputs)
     return inputs
-
-
-def _is_commit(ref: str) -> bool:
-    return len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower())
 
 
 def pinned_version(path: str) -> str:

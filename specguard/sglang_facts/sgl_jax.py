@@ -10,9 +10,10 @@ a tag, a PyPI version or a commit that specguard has dated (below), or the commi
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
+
+from specguard.refs import same_commit
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,6 @@ KNOWN_BUILDS: tuple[JaxBuild, ...] = (
 # With no build named, the rules speak of the HEAD they were read at.
 RULES_READ_AT = KNOWN_BUILDS[-1]
 
-_COMMIT = re.compile(r"^[0-9a-f]{7,40}$")
-
 
 def dated_build(text: str) -> JaxBuild | None:
     """The build ``text`` names: an ISO date, or a known PyPI version, tag or commit; None if unknown."""
@@ -73,9 +72,8 @@ def dated_build(text: str) -> JaxBuild | None:
         return JaxBuild((text,), date.fromisoformat(text), "build date as given")
     except ValueError:
         pass
-    lowered = text.lower()
     for build in KNOWN_BUILDS:
         for name in build.names:
-            if lowered == name.lower() or (_COMMIT.match(lowered) and _COMMIT.match(name) and (name.startswith(lowered) or lowered.startswith(name))):
+            if text.lower() == name.lower() or same_commit(text, name):
                 return build
     return None

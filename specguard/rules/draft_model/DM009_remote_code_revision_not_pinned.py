@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Dialect, Finding, ModelFacts, Severity
+from specguard.refs import is_full_commit
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
-from specguard.rules.draft_model._common import is_commit, is_hub_reference
+from specguard.rules.draft_model._common import is_hub_reference
 
 
 def _unpinned(path: str | None, revision: str | None, facts: ModelFacts | None) -> bool:
@@ -14,7 +15,7 @@ def _unpinned(path: str | None, revision: str | None, facts: ModelFacts | None) 
         return False
     if facts is not None and facts.has_remote_code is False:
         return False  # no auto_map: trust_remote_code runs nothing from this repository today
-    return not is_commit(revision)
+    return not is_full_commit(revision)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -6,11 +6,10 @@ the file and line are given with each one. Pure data and pure functions: no I/O.
 
 from __future__ import annotations
 
-import re
-
 from packaging.version import Version
 
 from specguard.models import ModelFacts
+from specguard.refs import looks_like_repo_id
 from specguard.resolution import MTP_TARGET_ARCHITECTURES
 from specguard.sglang_facts.changes import EAGLE3_AUX_COUNT_FROM_CONFIG
 
@@ -136,21 +135,13 @@ def derived_context_length(facts: ModelFacts | None) -> int | None:
     return int(factor * facts.max_position_embeddings)
 
 
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
-
-
-def is_commit(revision: str | None) -> bool:
-    return bool(revision and _COMMIT.match(revision))
-
-
 def is_hub_reference(path: str | None, facts: ModelFacts | None) -> bool:
     """Whether SGLang will fetch ``path`` from the hub (a repo id that is not a local directory).
 
     A hub download always resolves to a snapshot commit (``facts.revision``); a local directory
     read without ``--revision`` has none, which tells ``org/name`` directories apart.
     """
-    if not path or not _REPO_ID.match(path) or path.startswith((".", "/", "~")):
+    if not looks_like_repo_id(path):
         return False
     if facts is None:
         return True
