@@ -115,7 +115,7 @@ def detect_gpu() -> tuple[GpuSpec | None, int | None]:
     return GpuSpec(name=name, vendor="nvidia", platform="cuda", compute_capability=cap, memory_gib=round(float(memory_mib) / 1024, 1)), len(rows)
 
 
-def installed_sglang_version(distribution: str = "sglang") -> str | None:
+def installed_version(distribution: str = "sglang") -> str | None:
     """An installed distribution's version (sglang, or sglang_jax) from its ``*.dist-info``
     directory name, without importing it.
 
@@ -134,9 +134,14 @@ def installed_sglang_version(distribution: str = "sglang") -> str | None:
     return None
 
 
-def sgl_jax_build(given: str | None, *, detect: bool = True) -> tuple[str | None, str]:
-    """The sgl-jax build a launch runs (its commit date, ISO) and where that came from:
-    --sgl-jax-version (a date, or a PyPI version, tag or commit specguard can date), else the
+def with_sgl_jax_build(env: Environment, given: str | None, *, detect: bool = True) -> Environment:
+    """``env`` with the sgl-jax build a launch runs (its commit date, ISO) and where that came from."""
+    built, source = _sgl_jax_build(given, detect=detect)
+    return env.model_copy(update={"sgl_jax_build": built, "sgl_jax_build_source": source})
+
+
+def _sgl_jax_build(given: str | None, *, detect: bool) -> tuple[str | None, str]:
+    """--sgl-jax-version (a date, or a PyPI version, tag or commit specguard can date), else the
     installed ``sglang-jax`` if specguard can date it; else unknown (None)."""
     from specguard.sglang_facts.sgl_jax import RULES_READ_AT, dated_build
 
@@ -148,7 +153,7 @@ def sgl_jax_build(given: str | None, *, detect: bool = True) -> tuple[str | None
                 hint="give its commit date, e.g. --sgl-jax-version 2026-06-24 (`git -C sglang-jax log -1 --format=%cs`)",
             )
         return build.built.isoformat(), f"given: {given} ({build.source})"
-    installed = installed_sglang_version("sglang_jax") if detect else None
+    installed = installed_version("sglang_jax") if detect else None
     if installed is not None:
         build = dated_build(installed)
         if build is not None:
@@ -186,7 +191,7 @@ def build_environment(
     spec: GpuSpec | None
     if sglang_version:
         version, origin = normalise_version(sglang_version), "given"
-    elif (installed := installed_sglang_version()) is not None:
+    elif (installed := installed_version()) is not None:
         version, origin = normalise_version(installed), "installed"
     elif launch_flags is not None:
         from specguard.versions import (

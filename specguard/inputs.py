@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from specguard.dialects import parse
-from specguard.environment import build_environment, sgl_jax_build
+from specguard.environment import build_environment, with_sgl_jax_build
 from specguard.errors import InputError
 from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_values
@@ -72,8 +72,7 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     if inputs.sglang_version and inputs.sglang_version_origin:
         environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
     if spec.dialect is Dialect.SGL_JAX:
-        built, built_source = sgl_jax_build(inputs.sgl_jax_version)
-        environment = environment.model_copy(update={"sgl_jax_build": built, "sgl_jax_build_source": built_source})
+        environment = with_sgl_jax_build(environment, inputs.sgl_jax_version)
     elif inputs.sgl_jax_version:
         raise InputError(f"--sgl-jax-version {inputs.sgl_jax_version}: the launch is not an sgl-jax launch", hint="drop it, or give --dialect sgl-jax")
     # Values first: no rule should reason about a value SGLang's own parser would reject.

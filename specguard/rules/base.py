@@ -130,10 +130,9 @@ class Example(Frozen):
             gpu_origin="given" if self.gpu else "unknown",
         )
         if self.dialect is Dialect.SGL_JAX:
-            from specguard.environment import sgl_jax_build
+            from specguard.environment import with_sgl_jax_build
 
-            built, built_source = sgl_jax_build(self.sgl_jax_version, detect=False)
-            env = env.model_copy(update={"sgl_jax_build": built, "sgl_jax_build_source": built_source})
+            env = with_sgl_jax_build(env, self.sgl_jax_version, detect=False)
         target = ModelFacts(source="example:target", **self.target) if self.target is not None else None
         draft = ModelFacts(source="example:draft", **self.draft) if self.draft is not None else None
         return CheckContext.build(spec, target, draft, env)

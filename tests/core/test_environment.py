@@ -14,7 +14,7 @@ from specguard.environment import (
     build_environment,
     detect_gpu,
     gpu_by_name,
-    installed_sglang_version,
+    installed_version,
 )
 from specguard.errors import InputError
 
@@ -44,7 +44,7 @@ def test_unknown_gpu_lists_the_known_ones() -> None:
 
 def test_version_defaults_to_newest_known_when_sglang_is_absent() -> None:
     env = build_environment(sglang_version=None, gpu=None, detect=False)
-    if installed_sglang_version() is None:
+    if installed_version() is None:
         assert env.sglang_version == NEWEST_KNOWN_SGLANG and env.sglang_version_origin == "default"
     given = build_environment(sglang_version="v0.5.1", gpu="L4", detect=False)
     assert given.sglang_version == "0.5.1" and given.sglang_version_origin == "given" and given.gpu.name == "L4"
@@ -53,7 +53,7 @@ def test_version_defaults_to_newest_known_when_sglang_is_absent() -> None:
 def test_installed_version_is_read_from_dist_info(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "sglang-0.5.9.dist-info").mkdir()
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
-    assert installed_sglang_version() == "0.5.9"
+    assert installed_version() == "0.5.9"
     env = build_environment(sglang_version=None, gpu=None, detect=False)
     assert env.sglang_version == "0.5.9" and env.sglang_version_origin == "installed"
 
