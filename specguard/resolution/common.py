@@ -5,10 +5,8 @@ from __future__ import annotations
 from specguard.models import ModelFacts
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_SPELLINGS
 
-# The algorithms that run SGLang's EAGLE worker family, as written (NEXTN is EAGLE once canonical).
-EAGLE_FAMILY = EAGLE_WORKER_SPELLINGS
 # The algorithms whose unset --max-running-requests SGLang resets for speculative decoding.
-MAX_RUNNING_REQUESTS_RESET_ALGORITHMS = EAGLE_FAMILY | {"NGRAM", "DFLASH", "DSPARK", "FROZEN_KV_MTP"}
+MAX_RUNNING_REQUESTS_RESET_ALGORITHMS = EAGLE_WORKER_SPELLINGS | {"NGRAM", "DFLASH", "DSPARK", "FROZEN_KV_MTP"}
 
 
 def canonical_algorithm(raw: str | None) -> str | None:

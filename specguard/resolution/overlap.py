@@ -6,8 +6,10 @@ from __future__ import annotations
 from packaging.version import Version
 
 from specguard.models import Environment
-from specguard.resolution.common import EAGLE_FAMILY
-from specguard.sglang_facts.algorithms import MIXED_CHUNK_OFF_ALGORITHMS
+from specguard.sglang_facts.algorithms import (
+    EAGLE_WORKER_SPELLINGS,
+    MIXED_CHUNK_OFF_ALGORITHMS,
+)
 from specguard.sglang_facts.changes import (
     MIXED_CHUNK_PER_ALGORITHM,
     NGRAM_KEEPS_OVERLAP,
@@ -23,19 +25,19 @@ from specguard.spec import LaunchSpec
 def mixed_chunk_unsupported(algorithm: str | None, env: Environment) -> bool:
     if algorithm in MIXED_CHUNK_OFF_ALGORITHMS:
         return True
-    return not MIXED_CHUNK_PER_ALGORITHM.present_in(env.version) and algorithm in (EAGLE_FAMILY | {"DFLASH"})
+    return not MIXED_CHUNK_PER_ALGORITHM.present_in(env.version) and algorithm in (EAGLE_WORKER_SPELLINGS | {"DFLASH"})
 
 
 def overlap_forced_off(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment) -> bool:
     """Whether SGLang turns the overlap scheduler off (P33, P34, and SpecV2's history)."""
     if (spec.get("pp_size") or 1) > 1:
         return True
-    if spec.get("device") == "cpu" and algorithm in (EAGLE_FAMILY | {"NGRAM"}):
+    if spec.get("device") == "cpu" and algorithm in (EAGLE_WORKER_SPELLINGS | {"NGRAM"}):
         return True
     version = env.version
     if algorithm == "NGRAM":
         return not NGRAM_KEEPS_OVERLAP.present_in(version)
-    if algorithm not in EAGLE_FAMILY:
+    if algorithm not in EAGLE_WORKER_SPELLINGS:
         return False
     return _spec_v2_off(spec, algorithm, version)
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from specguard.dialects import _spelling
 from specguard.models import Environment, ModelFacts
 from specguard.resolution.common import (
-    EAGLE_FAMILY,
     MAX_RUNNING_REQUESTS_RESET_ALGORITHMS,
 )
 from specguard.resolution.overlap import overlap_forced_off
 from specguard.resolution.parallel import attention_dp_size
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_SPELLINGS
 from specguard.sglang_facts.changes import ADAPTIVE_WITH_OVERLAP
 from specguard.sglang_facts.defaults import (
     ADAPTIVE_DEFAULT_STEPS,
@@ -63,7 +63,7 @@ def auto_params(algorithm: str, target: ModelFacts | None) -> SpecParams | None:
 def draft_model_path(spec: LaunchSpec, algorithm: str | None, target: ModelFacts | None, set_by: dict[str, str]) -> str | None:
     """P25: an MTP target with no draft path drafts with its own MTP layers."""
     path = spec.get("speculative_draft_model_path")
-    if path is None and algorithm in EAGLE_FAMILY and target is not None and target.architecture in MTP_TARGET_ARCHITECTURES:
+    if path is None and algorithm in EAGLE_WORKER_SPELLINGS and target is not None and target.architecture in MTP_TARGET_ARCHITECTURES:
         set_by["draft_model_path"] = "MTP target: the draft is the target's own MTP layers"
         return spec.get("model_path")
     return path
@@ -116,7 +116,7 @@ def speculative_params(
     )
     if adaptive:
         return _adaptive_params(typed, set_by)
-    if algorithm in EAGLE_FAMILY:
+    if algorithm in EAGLE_WORKER_SPELLINGS:
         return _eagle_params(typed, algorithm, target, set_by)
     if algorithm == "NGRAM":
         return _ngram_params(spec, typed, set_by)

@@ -12,7 +12,12 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
-from specguard.rules.sgl_jax._jax import jax_example, params, raw_algorithm
+from specguard.rules.sgl_jax._jax import (
+    TOPK_DRAFT_ALGORITHMS,
+    jax_example,
+    params,
+    raw_algorithm,
+)
 
 # sglang-jax#1611 (2026-09-08, open): "Tree drafting (--speculative-eagle-topk > 1) is unusable today. No
 # configuration reaches even a single tree draft step". Read against sgl-jax HEAD cddbf6f1 (2026-08-21).
@@ -20,7 +25,7 @@ TREE_DRAFT_REPORT = "sglang-jax#1611"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if raw_algorithm(ctx) not in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE"):
+    if raw_algorithm(ctx) not in TOPK_DRAFT_ALGORITHMS:
         return
     steps, topk, _ = params(ctx)
     if topk <= 1:

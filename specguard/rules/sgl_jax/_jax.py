@@ -15,6 +15,8 @@ from specguard.sglang_facts.sgl_jax import DFLASH, SPECULATIVE_DECODING
 ATTENTION_BACKENDS = ("native", "fa", "fa_mha", "dsa_sparse")
 DEFAULT_ATTENTION_BACKEND = "fa"
 ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "DFLASH")
+# The algorithms that draft with --speculative-eagle-topk (DFLASH drafts a block: JX005 judges it).
+TOPK_DRAFT_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "DFLASH")
 DEFAULT_NUM_STEPS = 4
 DEFAULT_EAGLE_TOPK = 5
 DEFAULT_NUM_DRAFT_TOKENS = 4
