@@ -65,17 +65,9 @@ def _context(argv: list[str], case: dict[str, Any]):
     for key in ("sglang_version", "sgl_jax_version"):
         if key in fields:
             fields[key] = str(fields[key])
-    if "target" in fields:
-        fields["target"] = _tuples(fields["target"])
-    if "draft" in fields:
-        fields["draft"] = _tuples(fields["draft"])
     if "dialect" in fields:
         fields["dialect"] = Dialect(fields["dialect"])
     return Example(argv=tuple(argv), **fields).context()
-
-
-def _tuples(facts: dict[str, Any]) -> dict[str, Any]:
-    return {key: tuple(value) if isinstance(value, list) else value for key, value in facts.items()}
 
 
 def test_every_case_file_names_a_rule():
