@@ -8,6 +8,7 @@ verbatim, in order: specguard never drops what the user wrote.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
@@ -192,7 +193,7 @@ _EXTRACTED_FIELDS = field_names(ExtractedFlag)
 
 
 @cache
-def extracted_flags(version: str = "0.5.23") -> dict[str, ExtractedFlag]:
+def extracted_flags(version: str = "0.5.23") -> Mapping[str, ExtractedFlag]:
     """SGLang's real flag table for ``version``, keyed by every option string; empty if not shipped."""
     # A plain path next to this module: the table ships as package data, and importlib.resources
     # would cost the check path a few milliseconds of imports for the same file.
@@ -201,10 +202,30 @@ def extracted_flags(version: str = "0.5.23") -> dict[str, ExtractedFlag]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    table: dict[str, ExtractedFlag] = {}
-    for raw in json.loads(text).get("flags", []):
-        entry = ExtractedFlag.from_dump(raw)
-        for option in entry.option_strings:
-            table[option] = entry
-    return table
+    return _FlagTable({option: raw for raw in json.loads(text).get("flags", []) for option in raw["option_strings"]})
+
+
+class _FlagTable(Mapping[str, ExtractedFlag]):
+    """The parsed table, each entry made an ``ExtractedFlag`` when first asked for: a check asks
+    for the few flags of its launch, and building all 560 records cost it about 7 ms."""
+
+    def __init__(self, raw: dict[str, dict[str, Any]]) -> None:
+        self._raw = raw
+        self._made: dict[int, ExtractedFlag] = {}  # by the raw entry's id: an argument's option strings share one record
+
+    def __getitem__(self, option: str) -> ExtractedFlag:
+        raw = self._raw[option]
+        made = self._made.get(id(raw))
+        if made is None:
+            made = self._made[id(raw)] = ExtractedFlag.from_dump(raw)
+        return made
+
+    def __contains__(self, option: object) -> bool:
+        return option in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 

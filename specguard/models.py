@@ -7,13 +7,15 @@ the network, the process environment or a GPU. The edges (``facts``, ``dialects`
 
 from __future__ import annotations
 
-from datetime import date
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from packaging.version import Version
 
 from specguard.frozen import Field, Frozen, computed_field
+
+if TYPE_CHECKING:
+    from datetime import date
 
 
 class Severity(StrEnum):
@@ -187,6 +189,8 @@ class Environment(Frozen):
 
     @property
     def sgl_jax_built(self) -> date | None:
+        from datetime import date  # sgl-jax launches only
+
         return date.fromisoformat(self.sgl_jax_build) if self.sgl_jax_build else None
 
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, overload
-
-import typer
+from typing import Any, overload
 
 from specguard.cli.errors import clean_errors
+from specguard.cli.parsing import Invocation, Option, Parser, add_options, at_least
 from specguard.errors import InputError
 
 DEFAULT_BATCH_SIZES = "1,2,4,8,16,32,64,128,256"
@@ -52,37 +51,35 @@ def _resolve_tiny(reference: str | None) -> str | None:
     return paths[reference]
 
 
-def accept_command(
-    target: Annotated[str, typer.Option("--target", help="Target checkpoint directory (Hugging Face layout), or tiny:target.")],
-    draft: Annotated[
-        str | None,
-        typer.Option("--draft", help="Draft model or EAGLE/EAGLE3 head directory, or tiny:draft / tiny:eagle3; none: NGRAM."),
-    ] = None,
-    algorithm: Annotated[
-        str | None, typer.Option("--algorithm", help="STANDALONE, NGRAM, EAGLE or EAGLE3 (default: from the draft's config).")
-    ] = None,
-    prompts: Annotated[
-        Path | None,
-        typer.Option("--prompts", help="JSONL (prompt / text / messages per line) or text (prompts separated by blank lines)."),
-    ] = None,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1, help="Tokens generated per prompt.")] = 64,
-    steps: Annotated[str, typer.Option("--steps", help="speculative_num_steps values to try.")] = "1,2,3,4,5",
-    topk: Annotated[str, typer.Option("--topk", help="speculative_eagle_topk values (NGRAM: max BFS breadth).")] = "1",
-    draft_tokens: Annotated[
-        str, typer.Option("--draft-tokens", help="speculative_num_draft_tokens for trees (chains use steps + 1).")
-    ] = "8",
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="0: greedy.")] = 0.0,
-    device: Annotated[str, typer.Option("--device", help="cpu or cuda: where to measure.")] = "cpu",
-    dtype: Annotated[str, typer.Option("--dtype", help="auto, float32, float16 or bfloat16.")] = "auto",
-    gpu: Annotated[str | None, typer.Option("--gpu", help="Estimate tokens/s on this GPU (H100, H200, A100, A100-40GB).")] = None,
-    batch_sizes: Annotated[str, typer.Option("--batch-sizes", help="Batch sizes for the --gpu estimate.")] = DEFAULT_BATCH_SIZES,
-    context: Annotated[
-        int | None, typer.Option("--context", help="Context length for the estimate (default: mean prompt + half the output).")
-    ] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Also draw the figures to this PNG file (needs matplotlib).")] = None,
-    output_format: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
-) -> None:
+ACCEPT_OPTIONS = (
+    Option("--target", "Target checkpoint directory (Hugging Face layout), or tiny:target.", required=True),
+    Option("--draft", "Draft model or EAGLE/EAGLE3 head directory, or tiny:draft / tiny:eagle3; none: NGRAM."),
+    Option("--algorithm", "STANDALONE, NGRAM, EAGLE or EAGLE3 (default: from the draft's config)."),
+    Option("--prompts", "JSONL (prompt / text / messages per line) or text (prompts separated by blank lines).", convert=Path),
+    Option("--max-new-tokens", "Tokens generated per prompt.", convert=at_least(int, 1), default=64),
+    Option("--steps", "speculative_num_steps values to try.", default="1,2,3,4,5"),
+    Option("--topk", "speculative_eagle_topk values (NGRAM: max BFS breadth).", default="1"),
+    Option("--draft-tokens", "speculative_num_draft_tokens for trees (chains use steps + 1).", default="8"),
+    Option("--temperature", "0: greedy.", convert=at_least(float, 0.0), default=0.0),
+    Option("--device", "cpu or cuda: where to measure.", default="cpu"),
+    Option("--dtype", "auto, float32, float16 or bfloat16.", default="auto"),
+    Option("--gpu", "Estimate tokens/s on this GPU (H100, H200, A100, A100-40GB)."),
+    Option("--batch-sizes", "Batch sizes for the --gpu estimate.", default=DEFAULT_BATCH_SIZES),
+    Option("--context", "Context length for the estimate (default: mean prompt + half the output).", convert=int),
+    Option("--plot", "Also draw the figures to this PNG file (needs matplotlib).", convert=Path),
+    Option("--format", "table or json.", default="table"),
+)
+DETAILS = {"accept": (__doc__ or "").split("\n\n", 1)[1].strip()}
+
+
+def add_arguments(parser: Parser, name: str) -> None:
+    add_options(parser, *ACCEPT_OPTIONS)
+
+
+def run(invocation: Invocation) -> int:
     """Measure accept length and per-position acceptance for a grid of speculative settings."""
+    o = invocation.options
+    output_format, device, plot = o.output_format, o.device, o.plot
     as_json = output_format == "json"
     with clean_errors(lambda: as_json):
         if output_format not in ("table", "json"):
@@ -91,8 +88,9 @@ def accept_command(
             raise InputError(f"--device {device!r}", hint="use cpu or cuda")
         if plot is not None and plot.suffix.lower() != ".png":
             raise InputError(f"--plot {plot}: expected a .png file name")
-        _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_tokens, temperature, device, dtype,
-             gpu, batch_sizes, context, plot, as_json)
+        _run(o.target, o.draft, o.algorithm, o.prompts, o.max_new_tokens, o.steps, o.topk, o.draft_tokens, o.temperature, device,
+             o.dtype, o.gpu, o.batch_sizes, o.context, plot, as_json)
+    return 0
 
 
 def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_tokens, temperature, device, dtype,  # type: ignore[no-untyped-def]
@@ -214,7 +212,7 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
         print(f"plot written to {plot}")
     if interrupted:
         print("stopped by Ctrl-C: the figures above cover the settings measured so far", file=sys.stderr)
-        raise typer.Exit(130)
+        raise SystemExit(130)
 
 
 def importlib_missing(name: str) -> bool:

@@ -6,9 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from specguard import engine
 from specguard.checking import run_check
@@ -17,26 +15,26 @@ from specguard.cli.launch_forms import (
     LaunchRequest,
     reject_misspelled_options,
     requests_from,
-    wants_help,
 )
 from specguard.cli.options import (
-    DialectOpt,
-    Draft,
-    EnvVars,
-    FixOpt,
-    Format,
-    Gpu,
-    GpuCount,
-    Offline,
+    DIALECT,
+    DRAFT,
+    ENV,
+    FIX,
+    FORMAT,
+    GPU,
+    GPU_COUNT,
+    OFFLINE,
+    PRESET,
+    REQUIREMENTS,
+    SGL_JAX_VERSION,
+    SGLANG_VERSION,
+    SLIME_VERSION,
+    TARGET,
+    UNSAFE_FIXES,
     OutputFormat,
-    Preset,
-    Requirements,
-    SglangVersion,
-    SglJaxVersion,
-    SlimeVersion,
-    Target,
-    UnsafeFixes,
 )
+from specguard.cli.parsing import Invocation, Option, Parser, UsageError, add_options
 from specguard.errors import InputError
 from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
@@ -193,63 +191,57 @@ class CheckedLaunch:
     notes: tuple[str, ...]
 
 
-def check_command(
-    ctx: typer.Context,
-    preset: Preset = None,
-    target: Target = None,
-    draft: Draft = None,
-    dialect: DialectOpt = None,
-    sglang_version: SglangVersion = None,
-    requirements: Requirements = None,
-    slime_version: SlimeVersion = None,
-    sgl_jax_version: SglJaxVersion = None,
-    gpu: Gpu = None,
-    gpu_count: GpuCount = None,
-    env: EnvVars = None,
-    fix: FixOpt = False,
-    unsafe_fixes: UnsafeFixes = False,
-    offline: Offline = False,
-    output_format: Format = OutputFormat.human,
-    script: Annotated[
-        str | None, typer.Option("--script", help="A slime or SGLang launch script (- for stdin): every launch in it is checked, by line.")
-    ] = None,
-    write: Annotated[Path | None, typer.Option("--write", help="With --preset: write the corrected preset here (a new file).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="With --write: replace an existing file.")] = False,
-    in_place: Annotated[bool, typer.Option("--in-place", help="With --write: rewrite the preset being checked (its comments and order kept).")] = False,
-    explain_memory: Annotated[bool, typer.Option("--explain-memory", help="Show the GPU memory budget (weights, KV pool, tree, CUDA graphs, headroom).")] = False,
-) -> None:
-    """Check speculative-decoding launches: SERVER_ARGS after `--` (SGLang's, slime's or sgl-jax's
-    spelling), a whole command as one string (env prefixes, `docker run ... IMAGE ...` included),
-    `-` to read it from stdin, or --script FILE."""
-    if wants_help(ctx.args):
-        print(ctx.get_help())
-        raise typer.Exit(0)
+DETAILS = {
+    "check": "SERVER_ARGS after `--` (SGLang's, slime's or sgl-jax's spelling), a whole command as one string (env prefixes, "
+    "`docker run ... IMAGE ...` included), `-` to read it from stdin, or --script FILE.\n\n"
+    "Exit codes: 0 no error finding; 1 error findings remain; 2 usage or input error.",
+}
+
+SCRIPT = Option("--script", "A slime or SGLang launch script (- for stdin): every launch in it is checked, by line.", metavar="FILE|-")
+WRITE = Option("--write", "With --preset: write the corrected preset here (a new file).", convert=Path, metavar="FILE")
+FORCE = Option("--force", "With --write: replace an existing file.", switch=True)
+IN_PLACE = Option("--in-place", "With --write: rewrite the preset being checked (its comments and order kept).", switch=True)
+EXPLAIN_MEMORY = Option("--explain-memory", "Show the GPU memory budget (weights, KV pool, tree, CUDA graphs, headroom).", switch=True)
+
+
+def add_arguments(parser: Parser, name: str) -> None:
+    parser.usage = "specguard check [OPTIONS] [-- SERVER_ARGS... | 'COMMAND' | -]"
+    add_options(
+        parser, PRESET, TARGET, DRAFT, DIALECT, SGLANG_VERSION, REQUIREMENTS, SLIME_VERSION, SGL_JAX_VERSION, GPU, GPU_COUNT,
+        ENV, FIX, UNSAFE_FIXES, OFFLINE, FORMAT, SCRIPT, WRITE, FORCE, IN_PLACE, EXPLAIN_MEMORY,
+    )
+
+
+def run(invocation: Invocation) -> int:
+    """Check every launch the command line gives; the exit code is the worst launch's."""
+    o = invocation.options
+    preset, output_format, script, write = o.preset, o.output_format, o.script, o.write
     formats: dict[OutputFormat, bool | str] = {OutputFormat.json: True, OutputFormat.sarif: "sarif"}
     machine_format = formats.get(output_format, False)
     with clean_errors(lambda: machine_format):
-        reject_misspelled_options(ctx.args, own_options(ctx))
-        requests = requests_from(ctx.args, script, preset=preset)
+        reject_misspelled_options(invocation.server_args, invocation.own_options)
+        requests = requests_from(invocation.server_args, script, preset=preset)
         if write is not None and len(requests) > 1:
-            raise typer.BadParameter("--write writes one corrected preset; the input holds several launches", param_hint="--write")
+            raise UsageError("--write writes one corrected preset; the input holds several launches", "specguard check")
         checked: list[CheckedLaunch] = []
         for request in requests:
             inputs = build_inputs(
-                list(request.server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
-                sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=request.found,
-                requirements=requirements, slime_version=slime_version, sgl_jax_version=sgl_jax_version,
+                list(request.server_args), preset=preset, target=o.target, draft=o.draft, dialect=o.dialect.value if o.dialect else None,
+                sglang_version=o.sglang_version, gpu=o.gpu, gpu_count=o.gpu_count, env=o.env, offline=o.offline, found=request.found,
+                requirements=o.requirements, slime_version=o.slime_version, sgl_jax_version=o.sgl_jax_version,
             )
             notes: list[str] = []
-            check_ctx, outcome = run_check(inputs, fix_level(fix, unsafe_fixes), notes)
+            check_ctx, outcome = run_check(inputs, fix_level(o.fix, o.unsafe_fixes), notes)
             checked.append(CheckedLaunch(request, check_ctx, with_handled(preset, check_ctx, outcome), tuple(notes)))
         if write is not None:
             if not preset:
-                raise typer.BadParameter("--write needs --preset", param_hint="--write")
+                raise UsageError("--write needs --preset", "specguard check")
             from specguard.presets import write_corrected_preset
 
-            write_corrected_preset(preset, checked[0].outcome.corrected, write, force=force, in_place=in_place)
+            write_corrected_preset(preset, checked[0].outcome.corrected, write, force=o.force, in_place=o.in_place)
     exit_code = max(c.outcome.exit_code for c in checked)
     if output_format is OutputFormat.json:
-        documents = [_launch_json(c, explain_memory) for c in checked]
+        documents = [_launch_json(c, o.explain_memory) for c in checked]
         single = len(checked) == 1 and script is None
         document = documents[0] if single else {"schema_version": SCHEMA_VERSION, "ok": exit_code == 0, "exit_code": exit_code, "launches": documents}
         print(json_text(document))
@@ -272,18 +264,14 @@ def check_command(
             for note in c.notes:
                 console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
             print_human(c.outcome, c.ctx, console)
-            if explain_memory:  # --explain-memory (specguard/memory/report.py)
+            if o.explain_memory:  # --explain-memory (specguard/memory/report.py)
                 from specguard.memory.report import print_memory
 
                 print_memory(c.ctx, console, c.outcome.corrected)
         if len(checked) > 1:
             failing = sum(1 for c in checked if c.outcome.exit_code)
             console.print(f"[bold]{len(checked)} launches checked; {failing} with errors remaining[/bold]")
-    raise typer.Exit(exit_code)
-
-
-def own_options(ctx: typer.Context) -> list[str]:
-    return [name for param in ctx.command.params for name in getattr(param, "opts", ()) if name.startswith("--")]
+    return exit_code
 
 
 def _launch_json(checked: CheckedLaunch, explain_memory: bool) -> dict:

@@ -7,8 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import typer
-
+from specguard.cli.parsing import UsageError
 from specguard.errors import InputError
 from specguard.report import error_json
 
@@ -23,7 +22,7 @@ def clean_errors(json_output: Callable[[], bool | str] = lambda: False) -> Itera
         yield
     except InputError as error:
         _fail(error.one_line(), json_output())
-    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+    except (UsageError, KeyboardInterrupt, SystemExit):  # usage errors: cli/main.py reports them
         raise
     except Exception as error:
         if debug_enabled():
@@ -41,7 +40,7 @@ def _fail(message: str, as_json: bool | str) -> None:
         print(error_json(message))
     else:
         print(f"specguard: error: {message}", file=sys.stderr)
-    raise typer.Exit(2)
+    raise SystemExit(2)
 
 
 def _redact(text: str) -> str:

@@ -24,29 +24,32 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, cast
+from typing import IO, TYPE_CHECKING, cast
 
-import typer
-
-from specguard.cli.check import build_inputs, own_options
+from specguard.cli.check import build_inputs
 from specguard.cli.errors import clean_errors
-from specguard.cli.launch_forms import (
-    reject_misspelled_options,
-    requests_from,
-    wants_help,
-)
+from specguard.cli.launch_forms import reject_misspelled_options, requests_from
 from specguard.cli.options import (
-    DialectOpt,
-    Draft,
-    EnvVars,
-    Gpu,
-    GpuCount,
-    Offline,
+    DIALECT,
+    DRAFT,
+    ENV,
+    GPU,
+    GPU_COUNT,
+    OFFLINE,
+    PRESET,
+    SGLANG_VERSION,
+    TARGET,
+    UNSAFE_FIXES,
     OutputFormat,
-    Preset,
-    SglangVersion,
-    Target,
-    UnsafeFixes,
+)
+from specguard.cli.parsing import (
+    Invocation,
+    Option,
+    Parser,
+    UsageError,
+    add_options,
+    at_least,
+    choice,
 )
 from specguard.errors import InputError
 from specguard.launch.exit_codes import help_text
@@ -63,85 +66,84 @@ class RuntimeChoice(StrEnum):
     reference = "reference"
 
 
-EXIT_CODES_HELP = help_text()
+DETAILS = {"launch": "SERVER_ARGS go after `--`.\n\n" + help_text()}
+
+RUNTIME = Option(
+    "--runtime", "sglang, the bundled reference runtime, or auto (sglang with a GPU, else reference).",
+    convert=choice(RuntimeChoice), default=RuntimeChoice.auto, metavar="[auto|sglang|reference]",
+)
+DRY_RUN = Option("--dry-run", "Print the exact command and env, start nothing.", switch=True)
+NO_FIX = Option("--no-fix", "Launch the flags as given: apply no fix.", switch=True)
+FORCE = Option("--force", "Start even though error findings remain.", switch=True)
+HOST = Option("--host", "Address the server binds (default: --host in SERVER_ARGS, else 127.0.0.1).")
+PORT = Option("--port", "Port the server listens on (default: --port in SERVER_ARGS, else 30000).", convert=at_least(int, 1, 65535))
+READY_TIMEOUT = Option("--ready-timeout", "Seconds to wait for /health_generate to answer 200.", convert=at_least(float, 1), default=900.0)
+NO_SMOKE = Option("--no-smoke", "Skip the smoke request and the statistics.", switch=True)
+LOG_FILE = Option("--log-file", "Write the runtime's log here instead of streaming it.", convert=Path)
+RETRY_WITH_FIX = Option("--retry-with-fix", "After a diagnosed start-up crash, retry once with its fix.", switch=True)
+STOP_TIMEOUT = Option("--stop-timeout", "Seconds between the stop signal and SIGKILL.", convert=at_least(float, 0), default=30.0)
+HEALTH_INTERVAL = Option("--health-interval", "Seconds between /health checks while serving (0: none).", convert=at_least(float, 0), default=30.0)
+FORMAT = Option("--format", "human, or json (with --dry-run).", convert=choice(OutputFormat), default=OutputFormat.human, metavar="[human|json]")
 
 
-def launch_command(
-    ctx: typer.Context,
-    preset: Preset = None,
-    target: Target = None,
-    draft: Draft = None,
-    dialect: DialectOpt = None,
-    sglang_version: SglangVersion = None,
-    gpu: Gpu = None,
-    gpu_count: GpuCount = None,
-    env: EnvVars = None,
-    offline: Offline = False,
-    runtime: Annotated[
-        RuntimeChoice, typer.Option("--runtime", help="sglang, the bundled reference runtime, or auto (sglang with a GPU, else reference).", case_sensitive=False)
-    ] = RuntimeChoice.auto,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the exact command and env, start nothing.")] = False,
-    no_fix: Annotated[bool, typer.Option("--no-fix", help="Launch the flags as given: apply no fix.")] = False,
-    unsafe_fixes: UnsafeFixes = False,
-    force: Annotated[bool, typer.Option("--force", help="Start even though error findings remain.")] = False,
-    host: Annotated[str | None, typer.Option("--host", help="Address the server binds (default: --host in SERVER_ARGS, else 127.0.0.1).")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="Port the server listens on (default: --port in SERVER_ARGS, else 30000).", min=1, max=65535)] = None,
-    ready_timeout: Annotated[float, typer.Option("--ready-timeout", help="Seconds to wait for /health_generate to answer 200.", min=1)] = 900.0,
-    no_smoke: Annotated[bool, typer.Option("--no-smoke", help="Skip the smoke request and the statistics.")] = False,
-    log_file: Annotated[Path | None, typer.Option("--log-file", help="Write the runtime's log here instead of streaming it.")] = None,
-    retry_with_fix: Annotated[bool, typer.Option("--retry-with-fix", help="After a diagnosed start-up crash, retry once with its fix.")] = False,
-    stop_timeout: Annotated[float, typer.Option("--stop-timeout", help="Seconds between the stop signal and SIGKILL.", min=0)] = 30.0,
-    health_interval: Annotated[float, typer.Option("--health-interval", help="Seconds between /health checks while serving (0: none).", min=0)] = 30.0,
-    output_format: Annotated[OutputFormat, typer.Option("--format", help="human, or json (with --dry-run).", case_sensitive=False)] = OutputFormat.human,
-) -> None:
-    """Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it.
+def add_arguments(parser: Parser, name: str) -> None:
+    parser.usage = "specguard launch [OPTIONS] [-- SERVER_ARGS... | 'COMMAND']"
+    add_options(
+        parser, PRESET, TARGET, DRAFT, DIALECT, SGLANG_VERSION, GPU, GPU_COUNT, ENV, OFFLINE, RUNTIME, DRY_RUN, NO_FIX,
+        UNSAFE_FIXES, FORCE, HOST, PORT, READY_TIMEOUT, NO_SMOKE, LOG_FILE, RETRY_WITH_FIX, STOP_TIMEOUT, HEALTH_INTERVAL, FORMAT,
+    )
 
-    SERVER_ARGS go after `--`. See the exit codes below.
-    """
-    if wants_help(ctx.args):  # before anything starts: `launch -h` must never start a runtime
-        print(ctx.get_help())
-        raise typer.Exit(0)
-    as_json = output_format is not OutputFormat.human
+
+def run(invocation: Invocation) -> int:
+    """Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it."""
+    o = invocation.options
+    as_json = o.output_format is not OutputFormat.human
     with clean_errors(lambda: as_json):
-        if output_format is OutputFormat.sarif or (as_json and not dry_run):
-            raise typer.BadParameter("--format json is for --dry-run; a live launch reports on stderr", param_hint="--format")
+        if o.output_format is OutputFormat.sarif or (as_json and not o.dry_run):
+            raise UsageError("--format json is for --dry-run; a live launch reports on stderr", "specguard launch")
         from rich.console import Console
 
         from specguard.launch.console import ResilientStream
         from specguard.launch.session import LaunchRequest, prepare
 
-        reject_misspelled_options(ctx.args, own_options(ctx))
-        requests = requests_from(ctx.args, None, preset=preset)
+        reject_misspelled_options(invocation.server_args, invocation.own_options)
+        requests = requests_from(invocation.server_args, None, preset=o.preset)
         if len(requests) > 1:
             lines = ", ".join(f"line {r.found.line}" for r in requests if r.found)
             raise InputError(f"the text holds {len(requests)} launches ({lines}); launch starts one", hint="pass one command, or check them all with specguard check")
         console = Console(file=cast(IO[str], ResilientStream(sys.stderr)), soft_wrap=True)  # duck-typed: write/flush/isatty
         inputs = build_inputs(
-            list(requests[0].server_args), preset=preset, target=target, draft=draft, dialect=dialect.value if dialect else None,
-            sglang_version=sglang_version, gpu=gpu, gpu_count=gpu_count, env=env, offline=offline, found=requests[0].found,
+            list(requests[0].server_args), preset=o.preset, target=o.target, draft=o.draft, dialect=o.dialect.value if o.dialect else None,
+            sglang_version=o.sglang_version, gpu=o.gpu, gpu_count=o.gpu_count, env=o.env, offline=o.offline, found=requests[0].found,
         )
-        request = LaunchRequest(dry_run=dry_run, as_json=as_json, no_fix=no_fix, unsafe_fixes=unsafe_fixes, force=force,
-                                host=host, port=port, runtime=runtime.value, preset=preset)
-        session = prepare(inputs, request, console, confirm=lambda question: typer.confirm(question, default=False, err=True))
-        if dry_run or session.blocked:
+        request = LaunchRequest(dry_run=o.dry_run, as_json=as_json, no_fix=o.no_fix, unsafe_fixes=o.unsafe_fixes, force=o.force,
+                                host=o.host, port=o.port, runtime=o.runtime.value, preset=o.preset)
+        session = prepare(inputs, request, console, confirm=_confirm)
+        if o.dry_run or session.blocked:
             _print_dry_run(session, as_json, console)
-            raise typer.Exit(1 if session.blocked else 0)
+            return 1 if session.blocked else 0
         plan = session.plan
         assert plan is not None  # only a blocked session has none
         if not plan.startable:
             print(plan.shell)
             if plan.runtime == "slime":
                 console.print(f"[bold]{plan.reason}[/bold]")
-                raise typer.Exit(0)
+                return 0
             raise InputError(plan.reason)
-    from specguard.launch.run import run
+    from specguard.launch.run import run as run_session
 
-    code = run(session, console, ready_timeout=ready_timeout, smoke=not no_smoke, log_file=log_file, retry_with_fix=retry_with_fix,
-               stop_timeout=stop_timeout, health_interval=health_interval)
-    raise typer.Exit(code)
+    return run_session(session, console, ready_timeout=o.ready_timeout, smoke=not o.no_smoke, log_file=o.log_file,
+                       retry_with_fix=o.retry_with_fix, stop_timeout=o.stop_timeout, health_interval=o.health_interval)
 
 
-launch_command.__doc__ = (launch_command.__doc__ or "") + "\n\n" + EXIT_CODES_HELP
+def _confirm(question: str) -> bool:
+    """A yes/no question on stderr; no answer (or no terminal) is no."""
+    print(f"{question} [y/N]: ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, UnicodeDecodeError):
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _print_dry_run(session: LaunchSession, as_json: bool, console: Console) -> None:

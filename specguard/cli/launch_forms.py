@@ -44,9 +44,12 @@ def wants_help(args: Sequence[str]) -> bool:
 def reject_misspelled_options(args: Sequence[str], own_options: Sequence[str]) -> None:
     """A misspelled specguard option (``--unsafe-fix``) is an error with a suggestion, never
     taken as a server argument: click cannot tell it from one, since it keeps unknown options."""
-    from specguard.flags import FLAGS_BY_NAME, extracted_flags
+    from specguard.flags import FLAGS_BY_NAME
+    from specguard.versions import history
 
-    known = set(extracted_flags()) | set(FLAGS_BY_NAME)
+    # A flag of any SGLang release is the server's (the version rules judge it); history is
+    # read by every check anyway, SGLang 0.5.23's full parser table would be read only for this.
+    known = history().flags.keys() | FLAGS_BY_NAME.keys()
     for arg in args:
         option = arg.split("=", 1)[0]
         # slime's --sglang-X stands for SGLang's --X: a known X is slime's, not a typo of ours.

@@ -1,118 +1,115 @@
-"""The ``specguard`` command: assembles the commands, nothing else."""
+"""The ``specguard`` command: the registry of commands and the one place usage errors are reported.
+
+Each command is a module of ``specguard.cli`` with ``add_arguments(parser, name)`` and
+``run(invocation) -> exit code`` (a module may serve two names: ``rules`` and ``rule``); it is
+imported only when it runs, so ``specguard check`` does not import the launch, accept or models
+modules. A module's ``DETAILS[name]`` adds paragraphs to that command's help.
+"""
 
 from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable
-from typing import Any
-
-import typer
+from dataclasses import dataclass
 
 from specguard import __version__
+from specguard.cli.launch_forms import wants_help
+from specguard.cli.parsing import Invocation, Parser, UsageError
 
-SERVER_ARGS = {"allow_extra_args": True, "ignore_unknown_options": True}
-
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"specguard {__version__}")
-        raise typer.Exit()
+HELP = "Validate, correct and launch speculative decoding for SGLang, slime and sgl-jax."
 
 
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version.")) -> None:
-    """specguard: speculative decoding, configured safely."""
+@dataclass(frozen=True)
+class Command:
+    module: str  # under specguard.cli
+    summary: str  # the line `specguard --help` lists; the first line of the command's own help
+    server_args: bool = False  # takes SERVER_ARGS: options not its own, and words, pass through
 
 
-def _command(module: str, name: str) -> Any:
-    """A command's function or sub-app, imported only when that command is registered: a run of
-    `check` does not import the launch, accept or models modules (or what they import)."""
-    return getattr(importlib.import_module(f"specguard.cli.{module}"), name)
-
-
-_REGISTER: dict[str, Callable[[typer.Typer], object]] = {
-    "check": lambda app: app.command("check", context_settings=SERVER_ARGS)(_command("check", "check_command")),
-    "rules": lambda app: app.command("rules")(_command("rules_cmd", "rules_command")),
-    "rule": lambda app: app.command("rule")(_command("rules_cmd", "rule_command")),
-    "presets": lambda app: app.add_typer(_command("presets_cmd", "presets_app"), name="presets"),
-    "render": lambda app: app.command("render", context_settings=SERVER_ARGS)(_command("render_cmd", "render_command")),
-    "launch": lambda app: app.command("launch", context_settings=SERVER_ARGS)(_command("launch_cmd", "launch_command")),
-    "models": lambda app: app.add_typer(_command("models_cmd", "models_app"), name="models"),
-    "accept": lambda app: app.command("accept")(_command("accept_cmd", "accept_command")),
+COMMANDS: dict[str, Command] = {
+    "check": Command("check", "Check speculative-decoding launches (SERVER_ARGS, a command as text, or a script).", server_args=True),
+    "rules": Command("rules_cmd", "List every rule."),
+    "rule": Command("rules_cmd", "Print one rule's documentation."),
+    "presets": Command("presets_cmd", "List the shipped presets, or show one."),
+    "render": Command("render_cmd", "Render a preset's corrected launch: safe fixes applied (unsafe ones with --unsafe-fixes).", server_args=True),
+    "launch": Command("launch_cmd", "Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it.", server_args=True),
+    "models": Command("models_cmd", "List the model catalog (public config.json copies), or show the facts used for one model."),
+    "accept": Command("accept_cmd", "Measure accept length and per-position acceptance for a grid of speculative settings."),
 }
 
 
-def build_app(commands: tuple[str, ...] = tuple(_REGISTER)) -> typer.Typer:
-    application = typer.Typer(
-        name="specguard",
-        help="Validate, correct and launch speculative decoding for SGLang, slime and sgl-jax.",
-        no_args_is_help=True,
-        pretty_exceptions_enable=False,
-        add_completion=False,
-    )
-    for name in commands:
-        _REGISTER[name](application)
-    application.callback()(_main)
-    return application
-
-
-def __getattr__(name: str) -> typer.Typer:
-    """``app``, the full application (every command), is built on first use: the console script
-    builds only the command it runs."""
-    if name == "app":
-        application = build_app()
-        globals()["app"] = application
-        return application
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def run() -> None:
-    """The console script. Typer inspects the signature of every registered command on each call
-    (about 20 ms for all of them), so a run of one command registers that command alone; help and
-    anything unrecognised go through the full app."""
-    argv = sys.argv[1:]
-    name = argv[0] if argv else None
-    application = build_app((name,)) if name in _REGISTER and not {"--help", "-h"} & set(argv) else build_app()
-    sys.exit(invoke(application, argv))
+    """The console script (and ``python -m specguard``)."""
+    sys.exit(main(sys.argv[1:]))
 
 
-def invoke(application: typer.Typer, argv: list[str]) -> int:
-    """Run the app; click's usage errors become one line (a JSON or SARIF document under
-    --format json/sarif) and exit code 2, like every other input error."""
-    try:  # typer >= 0.20 vendors click as typer._click; its usage errors are not re-exported
-        from typer._click.exceptions import NoArgsIsHelpError, UsageError
-    except ImportError:  # pragma: no cover - older typer runs on click itself
-        from click.exceptions import NoArgsIsHelpError, UsageError  # type: ignore[no-redef, assignment]
-
-    from specguard.cli import light_params
-
-    # What ``application(...)`` does, with the options' coercion made light first (light_params).
-    click_command = typer.main.get_command(application)
-    light_params.install(click_command)
+def main(argv: list[str]) -> int:
+    """Run the command ``argv`` names; returns the exit code."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print(top_help())
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        print(f"specguard {__version__}")
+        return 0
+    name, rest = argv[0], argv[1:]
     try:
-        result = click_command(args=argv, prog_name="specguard", standalone_mode=False)
-    except NoArgsIsHelpError as error:
-        print(error.ctx.get_help() if error.ctx else "specguard --help")
-        return 2
+        command = COMMANDS.get(name)
+        if command is None:
+            raise UsageError(f"no such command {name!r}{_did_you_mean(name)}")
+        module = importlib.import_module(f"specguard.cli.{command.module}")
+        parser = Parser(prog=f"specguard {name}", description=command.summary + _details(module, name))
+        module.add_arguments(parser, name)
+        if not command.server_args:
+            return int(module.run(Invocation(name, parser.parse_args(rest))))
+        own, server_args = parser.split_own(rest)
+        if wants_help(server_args):  # `-- -h` too: help, never a run
+            print(parser.format_help())
+            return 0
+        return int(module.run(Invocation(name, parser.parse_args(own), tuple(server_args), tuple(parser.own_options()))))
     except UsageError as error:
-        message = error.format_message().replace("\n", " ")
-        command = error.ctx.command_path if error.ctx else "specguard"
-        fmt = _requested_format(argv)
-        if fmt == "json":
-            from specguard.report import error_json
-
-            print(error_json(message))
-        elif fmt == "sarif":
-            from specguard.report import error_sarif
-
-            print(error_sarif(message))
-        else:
-            print(f"specguard: error: {message} (see {command} --help)", file=sys.stderr)
-        return 2
-    except typer.Abort:
+        return _usage_error(error, argv)
+    except SystemExit as stop:  # --help printed, or an error already reported (cli/errors.py)
+        return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
+    except KeyboardInterrupt:
         print("specguard: aborted", file=sys.stderr)
         return 1
-    return result if isinstance(result, int) else 0
+
+
+def top_help() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = ["Usage: specguard [--version] COMMAND [ARGS]...", "", HELP, "", "Commands:"]
+    lines += [f"  {name:<{width}}  {command.summary}" for name, command in COMMANDS.items()]
+    lines += ["", "`specguard COMMAND --help` shows a command's options."]
+    return "\n".join(lines)
+
+
+def _details(module: object, name: str) -> str:
+    details = getattr(module, "DETAILS", {}).get(name)
+    return f"\n\n{details}" if details else ""
+
+
+def _did_you_mean(name: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _usage_error(error: UsageError, argv: list[str]) -> int:
+    """A usage error as one line (a JSON or SARIF document under --format json/sarif), exit code 2."""
+    message = error.message.replace("\n", " ")
+    fmt = _requested_format(argv)
+    if fmt == "json":
+        from specguard.report import error_json
+
+        print(error_json(message))
+    elif fmt == "sarif":
+        from specguard.report import error_sarif
+
+        print(error_sarif(message))
+    else:
+        print(f"specguard: error: {message} (see {error.prog} --help)", file=sys.stderr)
+    return 2
 
 
 def _requested_format(argv: list[str]) -> str | None:

@@ -2,32 +2,36 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
 
-import typer
-
 from specguard.cli.errors import clean_errors
-from specguard.cli.options import Format, Offline, OutputFormat
-
-models_app = typer.Typer(
-    name="models",
-    help="List the model catalog (public config.json copies), or show the facts used for one model.",
-    invoke_without_command=True,
-    add_completion=False,
-)
+from specguard.cli.options import FORMAT, OFFLINE, OutputFormat
+from specguard.cli.parsing import Invocation, Parser, add_options
 
 
-@models_app.callback()
-def models_callback(ctx: typer.Context, output_format: Format = OutputFormat.human) -> None:
-    """With no subcommand: the catalog (same as `specguard models list`)."""
-    if ctx.invoked_subcommand is None:
-        list_command(output_format)
+def add_arguments(parser: Parser, name: str) -> None:
+    """``specguard models`` alone lists the catalog, as ``models list`` does."""
+    add_options(parser, FORMAT)
+    actions = parser.add_subparsers(dest="action", metavar="{list,show}", parser_class=Parser)
+    listing = actions.add_parser("list", help="Every catalog entry: model, architecture, kind (config copy or facts), source and its date.")
+    show = actions.add_parser("show", help="The facts specguard uses for one model, and where each came from (local, HF cache, hub, catalog).")
+    show.add_argument("reference", metavar="ORG/NAME", help="A hub repo id (org/name[@revision]) or a local model directory.")
+    add_options(show, OFFLINE)
+    for sub in (listing, show):  # --format after the subcommand too; given before it, it stays
+        sub.add_argument("--format", dest="output_format", type=FORMAT.convert, default=argparse.SUPPRESS, metavar=FORMAT.metavar, help=FORMAT.help)
 
 
-@models_app.command("list")
-def list_command(output_format: Format = OutputFormat.human) -> None:
+def run(invocation: Invocation) -> int:
+    o = invocation.options
+    if o.action == "show":
+        return show_command(o.reference, o.offline, o.output_format)
+    return list_command(o.output_format)
+
+
+def list_command(output_format: OutputFormat) -> int:
     """Every catalog entry: model, architecture, kind (config copy or facts), source and its date."""
     from specguard import catalog
 
@@ -35,7 +39,7 @@ def list_command(output_format: Format = OutputFormat.human) -> None:
         document = {"snapshot_date": catalog.snapshot_date(), **catalog.index()}
     if output_format is not OutputFormat.human:
         print(json.dumps({"schema_version": 1, "snapshot_date": document["snapshot_date"], "models": document["models"]}, indent=2))
-        return
+        return 0
     from rich.console import Console
     from rich.table import Table
 
@@ -45,17 +49,13 @@ def list_command(output_format: Format = OutputFormat.human) -> None:
     for entry in document["models"]:
         table.add_row(entry["model"], entry["architecture"] or "-", entry["kind"], entry["date"] or "-")
     Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 120)).print(table)
+    return 0
 
 
 _WEIGHT_FIELDS = ("tensor_count", "fc_shape", "d2t_shape", "t2d_shape", "embed_shape", "lm_head_shape", "stored_dtypes", "quantized_tensors", "mtp_tensors")
 
 
-@models_app.command("show")
-def show_command(
-    reference: str = typer.Argument(..., metavar="ORG/NAME", help="A hub repo id (org/name[@revision]) or a local model directory."),
-    offline: Offline = False,
-    output_format: Format = OutputFormat.human,
-) -> None:
+def show_command(reference: str, offline: bool, output_format: OutputFormat) -> int:
     """The facts specguard uses for one model, and where each came from (local, HF cache, hub, catalog)."""
     as_json = output_format is not OutputFormat.human
     with clean_errors(lambda: as_json):
@@ -74,7 +74,7 @@ def show_command(
             rows += [{"fact": f"weights.{name}", "value": weights[name], "from": facts.weights.source} for name in _WEIGHT_FIELDS if weights[name] not in (None, [])]
     if as_json:
         print(json.dumps({"schema_version": 1, "model": facts.model_dump(mode="json"), "facts": rows}, indent=2))
-        return
+        return 0
     from rich.console import Console
     from rich.table import Table
 
@@ -89,3 +89,4 @@ def show_command(
         origin = "weights headers" if row["fact"].startswith("weights.") else (facts.origin or "-")
         table.add_row(row["fact"], json.dumps(row["value"]) if not isinstance(row["value"], str) else row["value"], origin)
     console.print(table)
+    return 0

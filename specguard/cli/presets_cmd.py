@@ -5,16 +5,30 @@ from __future__ import annotations
 import json
 import sys
 
-import typer
-
 from specguard.cli.errors import clean_errors
-from specguard.cli.options import Format, Offline, OutputFormat
+from specguard.cli.options import FORMAT, OFFLINE, OutputFormat
+from specguard.cli.parsing import Invocation, Parser, UsageError, add_options
 
-presets_app = typer.Typer(name="presets", help="List the shipped presets, or show one.", no_args_is_help=True, add_completion=False)
+
+def add_arguments(parser: Parser, name: str) -> None:
+    actions = parser.add_subparsers(dest="action", metavar="{list,show}", parser_class=Parser)
+    add_options(actions.add_parser("list", help="The shipped presets: name, runtime, algorithm, target and draft."), FORMAT)
+    show = actions.add_parser("show", help="The preset's YAML, then what `specguard check --preset NAME` says of it.")
+    show.add_argument("name", metavar="NAME", help="A shipped preset name or a preset YAML file.")
+    # show checks offline whatever is given: --offline is accepted, and is the only mode.
+    add_options(show, OFFLINE, FORMAT)
 
 
-@presets_app.command("list")
-def list_command(output_format: Format = OutputFormat.human) -> None:
+def run(invocation: Invocation) -> int:
+    o = invocation.options
+    if o.action == "list":
+        return list_command(o.output_format)
+    if o.action == "show":
+        return show_command(o.name, o.output_format)
+    raise UsageError("name a subcommand: list or show", "specguard presets")
+
+
+def list_command(output_format: OutputFormat) -> int:
     """The shipped presets: name, runtime, algorithm, target and draft."""
     with clean_errors(lambda: output_format is not OutputFormat.human):
         from specguard.presets import load, shipped_names
@@ -36,7 +50,7 @@ def list_command(output_format: Format = OutputFormat.human) -> None:
             )
     if output_format is not OutputFormat.human:
         print(json.dumps({"schema_version": 1, "presets": rows}, indent=2))
-        return
+        return 0
     from rich.console import Console
     from rich.table import Table
 
@@ -46,6 +60,7 @@ def list_command(output_format: Format = OutputFormat.human) -> None:
     for row in rows:
         table.add_row(row["name"], row["runtime"], row["dialect"], row["algorithm"] or "-", row["target"], row["draft"] or "(none)")
     Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 150)).print(table)
+    return 0
 
 
 def _algorithm(flags: dict) -> str | None:
@@ -55,12 +70,7 @@ def _algorithm(flags: dict) -> str | None:
     return None
 
 
-@presets_app.command("show")
-def show_command(
-    name: str = typer.Argument(..., help="A shipped preset name or a preset YAML file."),
-    offline: Offline = True,
-    output_format: Format = OutputFormat.human,
-) -> None:
+def show_command(name: str, output_format: OutputFormat, offline: bool = True) -> int:
     """The preset's YAML, then what `specguard check --preset NAME` says of it."""
     from specguard.cli.check import build_inputs, run_check, with_handled
 
@@ -80,7 +90,7 @@ def show_command(
         from specguard.report import outcome_json
 
         print(json.dumps(outcome_json(outcome, check_ctx, {"preset": loaded.preset.model_dump(mode="json", exclude_none=True)}), indent=2))
-        raise typer.Exit(outcome.exit_code)
+        return outcome.exit_code
     import io
 
     from rich.console import Console
@@ -96,6 +106,6 @@ def show_command(
     print(f"\n# specguard check --preset {name}{' --offline' if offline else ''}")
     for line in report.getvalue().rstrip("\n").splitlines():
         print(f"# {line}".rstrip())
-    raise typer.Exit(outcome.exit_code)
+    return outcome.exit_code
 
 

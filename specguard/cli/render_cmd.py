@@ -6,21 +6,19 @@ import json
 import os
 import sys
 from enum import StrEnum
-from typing import Annotated
-
-import typer
 
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import (
+    DRAFT,
+    ENV,
+    GPU,
+    OFFLINE,
+    SGLANG_VERSION,
+    TARGET,
+    UNSAFE_FIXES,
     DialectChoice,
-    Draft,
-    EnvVars,
-    Gpu,
-    Offline,
-    SglangVersion,
-    Target,
-    UnsafeFixes,
 )
+from specguard.cli.parsing import Invocation, Option, Parser, add_options, choice
 from specguard.models import Dialect
 
 
@@ -32,22 +30,25 @@ class RenderTarget(StrEnum):
     json = "json"
 
 
-def render_command(
-    ctx: typer.Context,
-    preset: Annotated[str, typer.Option("--preset", help="A shipped preset name or a preset YAML file.")],
-    to: Annotated[RenderTarget, typer.Option("--to", help="sglang|slime|sgl-jax: a command; yaml: a preset; json: argv and env.", case_sensitive=False)],
-    target: Target = None,
-    draft: Draft = None,
-    sglang_version: SglangVersion = None,
-    gpu: Gpu = None,
-    env: EnvVars = None,
-    unsafe_fixes: UnsafeFixes = False,
-    no_fix: Annotated[bool, typer.Option("--no-fix", help="Render the preset as written, without the safe fixes.")] = False,
-    offline: Offline = True,
-) -> None:
+PRESET = Option("--preset", "A shipped preset name or a preset YAML file.", required=True)
+TO = Option(
+    "--to", "sglang|slime|sgl-jax: a command; yaml: a preset; json: argv and env.",
+    convert=choice(RenderTarget), required=True, metavar="[sglang|slime|sgl-jax|yaml|json]",
+)
+NO_FIX = Option("--no-fix", "Render the preset as written, without the safe fixes.", switch=True)
+
+
+def add_arguments(parser: Parser, name: str) -> None:
+    parser.usage = "specguard render --preset NAME --to TARGET [OPTIONS] [-- SERVER_ARGS...]"
+    add_options(parser, PRESET, TO, TARGET, DRAFT, SGLANG_VERSION, GPU, ENV, UNSAFE_FIXES, NO_FIX, OFFLINE)
+
+
+def run(invocation: Invocation) -> int:
     """Render a preset's corrected launch: safe fixes applied (unsafe ones with --unsafe-fixes)."""
     from specguard.cli.check import build_inputs, fix_level, run_check
 
+    o = invocation.options
+    preset, to = o.preset, o.to
     with clean_errors(lambda: to is RenderTarget.json):
         from specguard.dialects import render
         from specguard.dialects import render_command as command_line
@@ -56,10 +57,10 @@ def render_command(
 
         loaded = load(preset)
         inputs = build_inputs(
-            list(ctx.args), preset=preset, target=target, draft=draft, dialect=None, sglang_version=sglang_version,
-            gpu=gpu, gpu_count=None, env=env, offline=offline,
+            list(invocation.server_args), preset=preset, target=o.target, draft=o.draft, dialect=None, sglang_version=o.sglang_version,
+            gpu=o.gpu, gpu_count=None, env=o.env, offline=True,  # render never goes online: --offline is its only mode
         )
-        _, outcome = run_check(inputs, None if no_fix else fix_level(True, unsafe_fixes))
+        _, outcome = run_check(inputs, None if o.no_fix else fix_level(True, o.unsafe_fixes))
         corrected = outcome.corrected
         if to is RenderTarget.yaml:
             text = dump_yaml(preset_document(loaded.preset, corrected, base_env=dict(os.environ))).rstrip()
@@ -84,7 +85,7 @@ def render_command(
     print(text)
     if outcome.errors:
         print(f"specguard: {len(outcome.errors)} error finding(s) remain: run `specguard check --preset {preset}`", file=sys.stderr)
-    raise typer.Exit(outcome.exit_code)
+    return outcome.exit_code
 
 
 def _commands(spec, dialect: Dialect, command_line) -> str:

@@ -5,16 +5,28 @@ from __future__ import annotations
 import json
 import sys
 
-import typer
-
 from specguard.cli.errors import clean_errors
-from specguard.cli.options import Format, OutputFormat
+from specguard.cli.options import FORMAT, OutputFormat
+from specguard.cli.parsing import Invocation, Parser, add_options
 from specguard.errors import InputError
 from specguard.rules import ALL_RULES, RULES_BY_CODE
 from specguard.rules.docs import rule_markdown
 
 
-def rules_command(output_format: Format = OutputFormat.human) -> None:
+def add_arguments(parser: Parser, name: str) -> None:
+    if name == "rule":
+        parser.add_argument("code", metavar="CODE", help="A rule code such as DM001, or its name.")
+    else:
+        add_options(parser, FORMAT)
+
+
+def run(invocation: Invocation) -> int:
+    if invocation.name == "rule":
+        return rule_command(invocation.options.code)
+    return rules_command(invocation.options.output_format)
+
+
+def rules_command(output_format: OutputFormat) -> int:
     """List every rule."""
     if output_format is not OutputFormat.human:
         rows = [
@@ -24,7 +36,7 @@ def rules_command(output_format: Format = OutputFormat.human) -> None:
             for r in ALL_RULES
         ]
         print(json.dumps(rows, indent=2))
-        return
+        return 0
     from rich.console import Console
     from rich.table import Table
 
@@ -37,12 +49,14 @@ def rules_command(output_format: Format = OutputFormat.human) -> None:
         scope = " ".join(part for part in (versions, dialects) if part)
         table.add_row(r.code, r.name, r.severity.value, scope or "all", r.summary)
     Console(file=sys.stdout).print(table)
+    return 0
 
 
-def rule_command(code: str = typer.Argument(..., help="A rule code such as DM001, or its name.")) -> None:
+def rule_command(code: str) -> int:
     """Print one rule's documentation."""
     with clean_errors():
         rule = RULES_BY_CODE.get(code.upper()) or next((r for r in ALL_RULES if r.name == code.lower()), None)
         if rule is None:
             raise InputError(f"no rule {code!r}", hint="`specguard rules` lists them")
     print(rule_markdown(rule))
+    return 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Finding, Severity
@@ -24,6 +23,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     value = ctx.spec.get("speculative_draft_attention_backend")
     if ctx.algorithm is None or value is None or value in DRAFT_ATTENTION_BACKEND_CHOICES:
         return
+    import difflib  # only for a value that is not a choice
+
     close = difflib.get_close_matches(value, DRAFT_ATTENTION_BACKEND_CHOICES, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     yield RULE.finding(

@@ -1,0 +1,194 @@
+"""The command line's parser: the standard library's argparse, with specguard's conventions.
+
+Why not typer (the first CLI was written with it): importing typer and building a command from
+its signature cost ``specguard check`` about 60 ms of its 250 ms budget, to parse twenty simple
+options; argparse is already in the interpreter's standard library and costs about 3 ms. What
+typer gave is kept here: each option is declared once (``Option``) with its help, the shared
+ones live in ``cli/options.py`` so every command says the same thing, choices are ``str``
+enums (case-insensitive), and a usage error is one line and exit code 2 (``UsageError``,
+turned into that line by ``cli/main.py``).
+
+Commands that take SERVER_ARGS (check, render, launch) let everything that is not one of
+their own options pass through in order, as click's ``ignore_unknown_options`` did: SGLang's
+flags need no ``--`` before them, and a word is a launch given as text (``split_own``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, NoReturn, TypeVar
+
+E = TypeVar("E", bound=Enum)
+
+
+class UsageError(Exception):
+    """A command line that cannot be parsed: one line, exit code 2, with where to look (``prog``)."""
+
+    def __init__(self, message: str, prog: str = "specguard") -> None:
+        super().__init__(message)
+        self.message = message
+        self.prog = prog
+
+
+def _help_width() -> int:
+    """argparse's own width rule (terminal width - 2, at most 120 wide here) without importing
+    shutil, which argparse would import on every parser built."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
+        except (OSError, ValueError):
+            columns = 80
+    return max(min(columns, 122) - 2, 40)
+
+
+class _Formatter(argparse.HelpFormatter):
+    """A description's paragraphs are wrapped one by one; an indented or bulleted paragraph (the
+    exit-code lists) keeps its lines. "Usage:" as click wrote it."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_help_width(), max_help_position=34)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap  # only when help is printed
+
+        paragraphs = []
+        for paragraph in text.strip("\n").split("\n\n"):
+            preformatted = paragraph[:1] in (" ", "*", "-")
+            paragraphs.append(paragraph if preformatted else textwrap.fill(" ".join(paragraph.split()), width, initial_indent=indent, subsequent_indent=indent))
+        return "\n\n".join(paragraphs)
+
+    def add_usage(self, usage: str | None, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, prefix="Usage: " if prefix is None else prefix)
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises ``UsageError`` instead of printing and exiting, never
+    abbreviates an option (an abbreviation of ours could be a server flag), and knows which of
+    its option strings take a value (``split_own``)."""
+
+    def __init__(self, prog: str, description: str | None = None) -> None:
+        self.takes_value: dict[str, bool] = {}  # before argparse adds -h/--help through add_argument
+        super().__init__(prog=prog, description=description, formatter_class=_Formatter, allow_abbrev=False)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        for option in action.option_strings:
+            self.takes_value[option] = action.nargs != 0
+        return action
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.prog)
+
+    def split_own(self, argv: Sequence[str]) -> tuple[list[str], list[str]]:
+        """``argv`` as (this command's own options with their values, SERVER_ARGS in order).
+
+        Before the first ``--``: an own option (``--gpu H100``, ``--gpu=H100``, a switch) is taken
+        with its value; anything else (a server flag, its value, a launch given as text) passes
+        through. After ``--`` everything passes through (an own option there is the server's)."""
+        own: list[str] = []
+        server: list[str] = []
+        index = 0
+        while index < len(argv):
+            word = argv[index]
+            if word == "--":
+                server.extend(argv[index + 1 :])
+                break
+            name = word.split("=", 1)[0]
+            if name in self.takes_value:
+                own.append(word)
+                if self.takes_value[name] and "=" not in word and index + 1 < len(argv):
+                    own.append(argv[index + 1])
+                    index += 1
+            else:
+                server.append(word)
+            index += 1
+        return own, server
+
+    def own_options(self) -> list[str]:
+        return [option for option in self.takes_value if option.startswith("--")]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What a command runs with: its name, its parsed options, and (commands that take them)
+    the SERVER_ARGS and its own option strings (to tell a misspelling of one from a server flag)."""
+
+    name: str
+    options: argparse.Namespace
+    server_args: tuple[str, ...] = ()
+    own_options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option, declared once: its flag, help, and how its value is read.
+
+    ``convert``: the value's type (a function from the text; ``choice``, ``at_least``); a switch
+    has none. ``repeat``: the option may be given several times (a list)."""
+
+    flag: str
+    help: str
+    convert: Callable[[str], Any] | None = None
+    default: Any = None
+    switch: bool = False
+    repeat: bool = False
+    metavar: str | None = None
+    required: bool = False
+
+    def add_to(self, parser: Parser) -> None:
+        kwargs: dict[str, Any] = {"help": self.help, "dest": self.dest}
+        if self.switch:
+            kwargs.update(action="store_true", default=False)
+        else:
+            kwargs.update(default=self.default, required=self.required, metavar=self.metavar or self.dest.upper())
+            if self.convert is not None:
+                kwargs["type"] = self.convert
+            if self.repeat:
+                kwargs["action"] = "append"
+        parser.add_argument(self.flag, **kwargs)
+
+    @property
+    def dest(self) -> str:
+        return "output_format" if self.flag == "--format" else self.flag.removeprefix("--").replace("-", "_")
+
+
+def add_options(parser: Parser, *options: Option) -> None:
+    for option in options:
+        option.add_to(parser)
+
+
+def choice(enum: type[E]) -> Callable[[str], E]:
+    """A value among ``enum``'s, case-insensitive."""
+
+    def convert(text: str) -> E:
+        for member in enum:
+            if str(member.value).lower() == text.lower():
+                return member
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(str(m.value) for m in enum)}")
+
+    convert.__name__ = enum.__name__  # argparse names the type in its message
+    return convert
+
+
+def at_least(kind: Callable[[str], Any], minimum: float, maximum: float | None = None) -> Callable[[str], Any]:
+    """An int or float in [minimum, maximum]."""
+
+    def convert(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {kind.__name__}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+            raise argparse.ArgumentTypeError(f"{text} is not {bound}")
+        return value
+
+    convert.__name__ = kind.__name__
+    return convert
