@@ -1,6 +1,6 @@
 """``Frozen``: the base of specguard's data models, on the standard library alone.
 
-Every subclass becomes a frozen, keyword-only dataclass, with the few model methods the code
+Every subclass becomes a frozen, keyword-only record (like a frozen dataclass), with the few model methods the code
 uses (``model_copy``, ``model_dump``). It replaces pydantic on the check path: importing pydantic
 and building its validators cost ``specguard check`` about 150 ms of a 250 ms budget, for
 models whose values specguard builds itself. Input from outside is typed where it enters
@@ -13,27 +13,53 @@ becomes that record.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
+from dataclasses import FrozenInstanceError
 from enum import Enum
-from typing import Any, ClassVar, Literal, Self, dataclass_transform
+from typing import Any, ClassVar, Literal, NamedTuple, Self, dataclass_transform
 
 Converter = Callable[[Any], Any]
 
 
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+class FieldSpec(NamedTuple):
+    """One field of a record: its name, its default (or a factory making one), its annotation as
+    written, and what ``Field`` said of it."""
+
+    name: str
+    default: Any = MISSING
+    default_factory: Callable[[], Any] | Any = MISSING
+    annotation: Any = None
+    description: str | None = None
+    exclude: bool = False
+
+
+class _FieldInfo(NamedTuple):
+    default: Any
+    default_factory: Any
+    description: str | None
+    exclude: bool
+
+
 def Field(
     *,
-    default: Any = dataclasses.MISSING,
-    default_factory: Callable[[], Any] | Any = dataclasses.MISSING,
+    default: Any = MISSING,
+    default_factory: Callable[[], Any] | Any = MISSING,
     description: str | None = None,
     exclude: bool = False,
 ) -> Any:
     """A field with a default (or a factory), a description, and ``exclude`` to keep it out of ``model_dump``."""
-    metadata = {"description": description, "exclude": exclude}
-    return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata)
+    return _FieldInfo(default, default_factory, description, exclude)
 
 
 _COMPUTED = "__specguard_computed_field__"
@@ -45,22 +71,28 @@ def computed_field(prop: Any) -> Any:  # Any: mypy sees the property's getter he
     return prop
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Field, dataclasses.field))
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(Field,))
 class Frozen:
-    """A frozen, keyword-only record: unknown keywords are a TypeError, fields cannot be reassigned."""
+    """A frozen, keyword-only record: unknown keywords are a TypeError, fields cannot be reassigned.
+
+    Not a ``dataclasses.dataclass``: Python 3.11's dataclasses compile six functions per class
+    (about 1 ms each class), which cost ``specguard check`` some 25 ms for its 21 record types.
+    A record here compiles one, its ``__init__``; equality, hashing, ``repr`` and frozenness
+    are the base's, written once."""
 
     # Built on the first instance of each class (resolving the annotations costs the import otherwise).
     _converters: ClassVar[dict[str, Converter] | None]
     _computed_fields: ClassVar[tuple[str, ...]]
     _dumped_fields: ClassVar[tuple[str, ...]]
     _field_names: ClassVar[tuple[str, ...]]
+    _fields: ClassVar[tuple[FieldSpec, ...]]
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, kw_only: bool = True, **kwargs: Any) -> None:
+        """``kw_only=False`` (``class Change(Frozen, kw_only=False)``): the fields may also be
+        given by position, for the tables written one row per line."""
         super().__init_subclass__(**kwargs)
-        # __eq__, __hash__ and __repr__ are the base's, written once: dataclasses would exec a
-        # copy of each for every class, a third of what creating the models costs at import.
-        dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)(cls)
-        cls._field_names = field_names(cls)
+        cls._fields = _collect_fields(cls)
+        cls._field_names = tuple(f.name for f in cls._fields)
         cls._converters = None
         cls._computed_fields = tuple(
             name
@@ -68,7 +100,8 @@ class Frozen:
             for name, value in vars(klass).items()
             if isinstance(value, property) and getattr(value.fget, _COMPUTED, False)
         )
-        cls._dumped_fields = tuple(f.name for f in dataclasses.fields(cls) if not f.metadata.get("exclude"))  # type: ignore[arg-type]
+        cls._dumped_fields = tuple(f.name for f in cls._fields if not f.exclude)
+        cls.__init__ = _make_init(cls, kw_only)  # type: ignore[method-assign]
 
     def __post_init__(self) -> None:
         converters = type(self)._converters
@@ -79,6 +112,12 @@ class Frozen:
             converted = convert(value)
             if converted is not value:
                 object.__setattr__(self, name, converted)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._field_names)
@@ -97,7 +136,11 @@ class Frozen:
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
         """A copy with ``update``'s fields replaced (normalised like the constructor's)."""
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]  # every subclass is a dataclass
+        values = {name: getattr(self, name) for name in self._field_names}
+        unknown = set(update or {}) - set(values)
+        if unknown:
+            raise TypeError(f"{type(self).__qualname__} has no field {', '.join(sorted(unknown))}")
+        return type(self)(**{**values, **(update or {})})
 
     def model_dump(
         self,
@@ -121,7 +164,71 @@ class Frozen:
 
 
 def field_names(record: type[Frozen]) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(record))  # type: ignore[arg-type]
+    return record._field_names
+
+
+def fields(record: type[Frozen]) -> tuple[FieldSpec, ...]:
+    return record._fields
+
+
+def _collect_fields(cls: type) -> tuple[FieldSpec, ...]:
+    """The base records' fields, then this class's annotations in order (a redeclared field keeps
+    its place, as in dataclasses). ``ClassVar`` annotations are not fields."""
+    collected: dict[str, FieldSpec] = {}
+    for base in reversed(cls.__mro__[1:]):
+        for spec in vars(base).get("_fields", ()):
+            collected[spec.name] = spec
+    for name, annotation in vars(cls).get("__annotations__", {}).items():
+        if _is_classvar(annotation):
+            continue
+        value = vars(cls).get(name, MISSING)
+        if isinstance(value, _FieldInfo):
+            spec = FieldSpec(name, value.default, value.default_factory, annotation, value.description, value.exclude)
+            if value.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, value.default)
+        else:
+            spec = FieldSpec(name, value, MISSING, annotation)
+        collected[name] = spec
+    return tuple(collected.values())
+
+
+def _is_classvar(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return typing.get_origin(annotation) is ClassVar or annotation is ClassVar
+
+
+def _make_init(cls: type, kw_only: bool) -> Callable[..., None]:
+    """``__init__(self, *, field, ...)``: sets each field, then runs ``__post_init__``. Compiled
+    once per class: a loop over the fields would cost every instance (a check makes ~1500)."""
+    defaults: dict[str, Any] = {}
+    parameters, body = [], []
+    for index, spec in enumerate(cls._fields):  # type: ignore[attr-defined]
+        if spec.default_factory is not MISSING:
+            defaults[f"_factory{index}"] = spec.default_factory
+            parameters.append(f"{spec.name}=_FACTORY")
+            body.append(f"  _set(self, {spec.name!r}, _factory{index}() if {spec.name} is _FACTORY else {spec.name})")
+        else:
+            if spec.default is not MISSING:
+                defaults[f"_default{index}"] = spec.default
+            parameters.append(spec.name if spec.default is MISSING else f"{spec.name}=_default{index}")
+            body.append(f"  _set(self, {spec.name!r}, {spec.name})")
+    signature = ", ".join(["self", *(["*"] if kw_only and parameters else []), *parameters])
+    source = f"def __init__({signature}):\n" + "\n".join([*body, "  self.__post_init__()"])
+    namespace: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY, **defaults}
+    exec(source, namespace)  # noqa: S102  (the source is built from the class's own field names, never from input)
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+class _Factory:
+    """The default of a field made by a factory: 'not given'."""
+
+
+_FACTORY = _Factory()
 
 
 def _dump(value: Any, json_mode: bool, exclude_none: bool) -> Any:
@@ -145,10 +252,16 @@ def _dump(value: Any, json_mode: bool, exclude_none: bool) -> Any:
 
 def _converters_for(record: type[Frozen]) -> dict[str, Converter]:
     converters = {}
-    for field in dataclasses.fields(record):  # type: ignore[arg-type]
-        convert = _converter(_annotation(record, field.name, field.type))
+    for spec in record._fields:
+        try:
+            annotation = _annotation(record, spec.name, spec.annotation)
+        except NameError:
+            # A type imported only for type checking (``if TYPE_CHECKING:``) cannot be evaluated
+            # at run time: the field keeps its value as given, as a dataclass's would.
+            continue
+        convert = _converter(annotation)
         if convert is not None:
-            converters[field.name] = convert
+            converters[spec.name] = convert
     return converters
 
 

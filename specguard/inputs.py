@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from specguard.dialects import parse
 from specguard.environment import build_environment, with_sgl_jax_build
 from specguard.errors import InputError
 from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_values
+from specguard.frozen import Frozen
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
 from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
 from specguard.versions import launch_names
 
 
-@dataclass(frozen=True)
-class CheckInputs:
+class CheckInputs(Frozen, kw_only=False):
     server_args: Sequence[str]
     dialect: Dialect | None = None
     target: str | None = None

@@ -14,12 +14,12 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from specguard.frozen import Frozen
 from specguard.models import Dialect
 from specguard.refs import is_commit_prefix, same_commit
 
@@ -30,8 +30,7 @@ HISTORY_FILE = Path(__file__).with_name("data") / "sglang-history.json"
 _SGLANG_IMAGE_TAG = re.compile(r"^(?:docker\.io/)?(?:lmsysorg|slimerl)/sglang:v?(\d+\.\d+\.\d+(?:\.\d+)?(?:rc\d+|\.post\d+)?)(?:[-_].*)?$")
 
 
-@dataclass(frozen=True)
-class SlimePin:
+class SlimePin(Frozen, kw_only=False):
     image: str  # the FROM image of slime's docker/Dockerfile at that release or commit
     sglang: str  # the release checked for it
     why: str  # how the release follows from the image
@@ -100,8 +99,7 @@ def version_from_requirements(text: str) -> str | None:
 Spans = tuple[tuple[int, int], ...]
 
 
-@dataclass(frozen=True)
-class History:
+class History(Frozen, kw_only=False):
     """The shipped flag history: which releases accept each flag and read each env var."""
 
     releases: tuple[str, ...]
@@ -243,8 +241,7 @@ def history() -> History:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Inferred:
+class Inferred(Frozen, kw_only=False):
     """The releases whose parser accepts every flag and reads every env var of a launch."""
 
     version: str  # the release to check against

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +35,7 @@ from specguard.cli.options import (
 )
 from specguard.cli.parsing import Invocation, Option, Parser, UsageError, add_options
 from specguard.errors import InputError
+from specguard.frozen import Frozen
 from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
 from specguard.refs import is_commit_prefix
@@ -183,8 +183,7 @@ def rules_meta() -> dict[str, dict]:
     }
 
 
-@dataclass(frozen=True)
-class CheckedLaunch:
+class CheckedLaunch(Frozen, kw_only=False):
     request: LaunchRequest
     ctx: CheckContext
     outcome: engine.Outcome

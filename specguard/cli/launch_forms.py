@@ -14,11 +14,11 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specguard.errors import InputError
+from specguard.frozen import Frozen
 
 if TYPE_CHECKING:  # the reader of launch text is imported only when a launch comes as text
     from specguard.launch_text import FoundLaunch
@@ -27,8 +27,7 @@ HELP_OPTIONS = ("-h", "--help")
 _ENTRY_HINT = "python -m sglang.launch_server ..., python -m sgl_jax.launch_server ..., sglang serve ..., slime's train.py ..."
 
 
-@dataclass(frozen=True)
-class LaunchRequest:
+class LaunchRequest(Frozen, kw_only=False):
     """One launch to check: its server arguments and what the text around it said."""
 
     server_args: tuple[str, ...]

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import importlib
 import sys
-from dataclasses import dataclass
 
 from specguard import __version__
 from specguard.cli.launch_forms import wants_help
 from specguard.cli.parsing import Invocation, Parser, UsageError
+from specguard.frozen import Frozen
 
 HELP = "Validate, correct and launch speculative decoding for SGLang, slime and sgl-jax."
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(Frozen, kw_only=False):
     module: str  # under specguard.cli
     summary: str  # the line `specguard --help` lists; the first line of the command's own help
     server_args: bool = False  # takes SERVER_ARGS: options not its own, and words, pass through

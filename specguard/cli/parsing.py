@@ -19,9 +19,10 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NoReturn, TypeVar
+
+from specguard.frozen import Frozen
 
 E = TypeVar("E", bound=Enum)
 
@@ -115,8 +116,7 @@ class Parser(argparse.ArgumentParser):
         return [option for option in self.takes_value if option.startswith("--")]
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(Frozen, kw_only=False):
     """What a command runs with: its name, its parsed options, and (commands that take them)
     the SERVER_ARGS and its own option strings (to tell a misspelling of one from a server flag)."""
 
@@ -126,8 +126,7 @@ class Invocation:
     own_options: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(Frozen, kw_only=False):
     """One option, declared once: its flag, help, and how its value is read.
 
     ``convert``: the value's type (a function from the text; ``choice``, ``at_least``); a switch

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +24,19 @@ def apply_preset(name_or_path: str, inputs: CheckInputs) -> CheckInputs:
     loaded = load(name_or_path)
     preset = loaded.preset
     hardware = preset.hardware
-    return replace(
-        inputs,
-        server_args=[*preset.argv(), *inputs.server_args],
-        dialect=inputs.dialect or preset.flag_dialect,
-        target=inputs.target or _reference(preset.target.model, preset.target.revision),
-        draft=inputs.draft or (_reference(preset.draft.model, preset.draft.revision) if preset.draft else None),
-        sglang_version=inputs.sglang_version or preset.sglang_version,
-        gpu=inputs.gpu or hardware.gpu,
-        gpu_count=inputs.gpu_count or hardware.count,
-        target_fallback=loaded.facts("target"),
-        draft_fallback=loaded.facts("draft"),
-        preset_env={**preset.env, **dict(inputs.preset_env or {})},
+    return inputs.model_copy(
+        update={
+            "server_args": [*preset.argv(), *inputs.server_args],
+            "dialect": inputs.dialect or preset.flag_dialect,
+            "target": inputs.target or _reference(preset.target.model, preset.target.revision),
+            "draft": inputs.draft or (_reference(preset.draft.model, preset.draft.revision) if preset.draft else None),
+            "sglang_version": inputs.sglang_version or preset.sglang_version,
+            "gpu": inputs.gpu or hardware.gpu,
+            "gpu_count": inputs.gpu_count or hardware.count,
+            "target_fallback": loaded.facts("target"),
+            "draft_fallback": loaded.facts("draft"),
+            "preset_env": {**preset.env, **dict(inputs.preset_env or {})},
+        }
     )
 
 

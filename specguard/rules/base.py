@@ -164,8 +164,7 @@ class FixAvailability(str, Enum):
 SGLANG_DIALECTS = (Dialect.SGLANG, Dialect.SLIME)
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Frozen, kw_only=False):
     code: str
     name: str
     summary: str

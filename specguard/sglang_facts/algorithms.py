@@ -14,11 +14,10 @@ algorithm (mixed chunk) over all rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from specguard.frozen import Frozen
 
 
-@dataclass(frozen=True)
-class Algorithm:
+class Algorithm(Frozen, kw_only=False):
     name: str
     documented: bool  # one of the six the SGLang docs describe (the rest are passed through)
     alias_of: str | None = None

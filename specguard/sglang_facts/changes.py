@@ -11,17 +11,17 @@ writes a ``Version("0.x")`` of its own, so one boundary is never written twice w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
 from packaging.version import Version
 
+from specguard.frozen import Frozen
+
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Frozen, kw_only=False):
     """The first SGLang release with a behaviour, and the source it was read from."""
 
     first_release: str

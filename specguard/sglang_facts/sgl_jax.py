@@ -10,14 +10,13 @@ a tag, a PyPI version or a commit that specguard has dated (below), or the commi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
 
+from specguard.frozen import Frozen
 from specguard.refs import same_commit
 
 
-@dataclass(frozen=True)
-class JaxChange:
+class JaxChange(Frozen, kw_only=False):
     """The first sgl-jax build (by commit date) with a behaviour, and the commit it arrived in."""
 
     first: date
@@ -43,8 +42,7 @@ DFLASH = JaxChange(
 )
 
 
-@dataclass(frozen=True)
-class JaxBuild:
+class JaxBuild(Frozen, kw_only=False):
     names: tuple[str, ...]  # how users write it: a PyPI version, a tag, a commit
     built: date
     source: str

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from specguard.frozen import field_names
 from specguard.rules import ALL_RULES
 from specguard.rules.base import _clauses
 from specguard.sglang_facts import algorithms, changes
@@ -136,7 +137,7 @@ def test_rule_version_window_bounds_are_releases(rule) -> None:
 
 
 def test_every_algorithm_property_has_a_source() -> None:
-    fields = [name for name in algorithms.Algorithm.__dataclass_fields__ if name not in ("name", "documented")]
+    fields = [name for name in field_names(algorithms.Algorithm) if name not in ("name", "documented")]
     assert sorted(fields) == sorted(algorithms.PROPERTY_SOURCES)
     assert all(source.strip() for source in algorithms.PROPERTY_SOURCES.values())
 

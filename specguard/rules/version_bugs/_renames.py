@@ -17,10 +17,9 @@ Each row was read in the wheels (the releases are named changes in ``sglang_fact
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import Version
 
+from specguard.frozen import Frozen
 from specguard.sglang_facts.changes import (
     CUDA_GRAPH_DECODE_FLAGS,
     CUDA_GRAPH_OLD_FLAGS_REMOVED,
@@ -34,8 +33,7 @@ from specguard.sglang_facts.changes import (
 )
 
 
-@dataclass(frozen=True)
-class Rename:
+class Rename(Frozen, kw_only=False):
     old: str
     new: str
     new_since: Version  # first release that knows ``new``
