@@ -17,11 +17,15 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import FrozenInstanceError
 from enum import Enum
 from typing import Any, ClassVar, Literal, NamedTuple, Self, dataclass_transform
 
 Converter = Callable[[Any], Any]
+
+
+class FrozenInstanceError(AttributeError):
+    """An assignment to a field of a record (``dataclasses.FrozenInstanceError``'s counterpart:
+    importing dataclasses would bring inspect, ast and dis onto the check path, ~10 ms)."""
 
 
 class _Missing:

@@ -11,10 +11,11 @@ Rebuild with ``python scripts/build_catalog.py``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from specguard.frozen import Frozen
 
 CATALOG = Path(__file__).resolve().parent
 MODELS = CATALOG / "models"
@@ -22,8 +23,7 @@ INDEX = CATALOG / "index.json"
 SNAPSHOT = CATALOG / "snapshot.json"
 
 
-@dataclass(frozen=True)
-class CatalogEntry:
+class CatalogEntry(Frozen, kw_only=False):
     model: str
     kind: str  # "config": a copy of config.json; "facts": facts a preset states
     source: str

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from specguard.errors import InputError
 from specguard.frozen import Frozen
+from specguard.spelling import closest
 
 if TYPE_CHECKING:  # the reader of launch text is imported only when a launch comes as text
     from specguard.launch_text import FoundLaunch
@@ -57,9 +58,7 @@ def reject_misspelled_options(args: Sequence[str], own_options: Sequence[str]) -
             continue
         if option in own_options:  # click leaves it only when it came after `--`
             raise InputError(f"{option} after -- would go to SGLang, which has no such flag", hint=f"put {option} before --")
-        import difflib  # only for an option neither specguard's nor SGLang's: off the fast path
-
-        close = difflib.get_close_matches(option, own_options, n=1, cutoff=0.8)
+        close = closest(option, own_options, cutoff=0.8)
         if close:
             raise InputError(f"no such option {option}", hint=f"did you mean {close[0]}?")
 

@@ -15,6 +15,7 @@ from specguard import __version__
 from specguard.cli.launch_forms import wants_help
 from specguard.cli.parsing import Invocation, Parser, UsageError
 from specguard.frozen import Frozen
+from specguard.spelling import closest
 
 HELP = "Validate, correct and launch speculative decoding for SGLang, slime and sgl-jax."
 
@@ -88,9 +89,7 @@ def _details(module: object, name: str) -> str:
 
 
 def _did_you_mean(name: str) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+    close = closest(name, COMMANDS)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

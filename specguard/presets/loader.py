@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from specguard.errors import InputError
 from specguard.facts import MAX_CONFIG_BYTES, facts_from_config
 from specguard.models import ModelFacts
 from specguard.presets.model import ModelRef, Preset
+from specguard.spelling import closest
 
 MAX_PRESET_BYTES = 256 * 1024
 MAX_ALIASES = 64
@@ -95,7 +95,7 @@ def locate(name_or_path: str) -> Path:
             candidate = shipped_dir() / f"{name_or_path}{suffix}"
             if candidate.is_file():
                 return candidate
-    close = difflib.get_close_matches(name_or_path, names, n=3, cutoff=0.5)
+    close = closest(name_or_path, names, count=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else "run `specguard presets list` for the names, or give a preset YAML file"
     raise InputError(f"unknown preset {name_or_path!r}", hint=hint)
 

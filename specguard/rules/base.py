@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from enum import Enum
 from functools import cache
 from typing import Any
@@ -65,15 +64,14 @@ def version_in_range(specifier: str, version: Version) -> bool:
     return all(_COMPARISONS[op](version, bound) for op, bound in _clauses(specifier))
 
 
-@dataclass(frozen=True)
-class CheckContext:
+class CheckContext(Frozen, kw_only=False):
     """Everything a rule may look at. Build it with ``CheckContext.build``."""
 
     spec: LaunchSpec
     target: ModelFacts | None
     draft: ModelFacts | None
     env: Environment
-    resolution: Resolution = field(compare=False)
+    resolution: Resolution  # what SGLang will set: derived from the four above (build)
 
     @classmethod
     def build(cls, spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | None, env: Environment) -> CheckContext:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
 from enum import StrEnum
 from typing import ClassVar
 
 import pytest
 
-from specguard.frozen import Field, Frozen, computed_field, field_names, fields
+from specguard.frozen import (
+    Field,
+    Frozen,
+    FrozenInstanceError,
+    computed_field,
+    field_names,
+    fields,
+)
 
 
 class Colour(StrEnum):

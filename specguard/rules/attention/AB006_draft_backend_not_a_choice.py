@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.spelling import closest
 
 # sglang 0.5.23 arg_groups/choices.py:103-111.
 DRAFT_ATTENTION_BACKEND_CHOICES = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu")
@@ -23,9 +24,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     value = ctx.spec.get("speculative_draft_attention_backend")
     if ctx.algorithm is None or value is None or value in DRAFT_ATTENTION_BACKEND_CHOICES:
         return
-    import difflib  # only for a value that is not a choice
-
-    close = difflib.get_close_matches(value, DRAFT_ATTENTION_BACKEND_CHOICES, n=1)
+    close = closest(value, DRAFT_ATTENTION_BACKEND_CHOICES)
     hint = f" (did you mean {close[0]}?)" if close else ""
     yield RULE.finding(
         f"{ctx.flag('--speculative-draft-attention-backend')} {value!r} is not one of SGLang's draft backends "

@@ -6,11 +6,14 @@ automatic parameter choice and no topk==1 rewrite of the draft token count.
 
 from __future__ import annotations
 
-from datetime import date
+from typing import TYPE_CHECKING
 
 from specguard.models import Dialect
 from specguard.rules.base import CheckContext, Example
 from specguard.sglang_facts.sgl_jax import DFLASH, SPECULATIVE_DECODING
+
+if TYPE_CHECKING:
+    from datetime import date
 
 ATTENTION_BACKENDS = ("native", "fa", "fa_mha", "dsa_sparse")
 DEFAULT_ATTENTION_BACKEND = "fa"

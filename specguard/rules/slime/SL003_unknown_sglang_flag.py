@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from specguard.errors import InputError
@@ -16,6 +15,7 @@ from specguard.rules.slime._slime import (
     written_as_sglang,
 )
 from specguard.spec import convert
+from specguard.spelling import closest
 
 
 def _typed(flag: str, values: tuple[str, ...]) -> FlagValue:
@@ -56,7 +56,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 flags=(item.flag,),
             )
             continue
-        close = difflib.get_close_matches(item.flag, list(registered), n=1, cutoff=0.75)
+        close = closest(item.flag, registered, cutoff=0.75)
         suggestion = "--sglang-" + close[0][2:] if close else None
         fix = None
         if close:

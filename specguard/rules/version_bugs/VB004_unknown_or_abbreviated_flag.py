@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from specguard.flags import FLAGS_BY_NAME
 from specguard.models import Applicability, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.version_bugs._renames import SPELLINGS_WITH_OWN_RULES as _RENAMED
+from specguard.spelling import closest
 
 
 def _value(values: tuple[str, ...]) -> str | tuple[str, ...] | bool:
@@ -67,7 +67,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         elif intended is not None:
             hint = f"write {intended}"
         else:
-            close = difflib.get_close_matches(name, sorted(table), n=1, cutoff=0.75)
+            close = closest(name, sorted(table), cutoff=0.75)
             hint = f"did you mean {close[0]}?" if close else "check the spelling against `python -m sglang.launch_server --help`"
         yield RULE.finding(
             f"SGLang {ctx.env.sglang_version} exits with '{problem}' (status 2) before anything loads: {hint}",
