@@ -9,6 +9,7 @@ modules. A module's ``DETAILS[name]`` adds paragraphs to that command's help.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from specguard import __version__
@@ -40,7 +41,14 @@ COMMANDS: dict[str, Command] = {
 
 def run() -> None:
     """The console script (and ``python -m specguard``)."""
-    sys.exit(main(sys.argv[1:]))
+    try:
+        code = main(sys.argv[1:])
+        sys.stdout.flush()
+    except BrokenPipeError:  # `specguard rules --format json | head`: the reader left, not an error of ours
+        # Python's own advice: point stdout at devnull so the flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
+    sys.exit(code)
 
 
 def main(argv: list[str]) -> int:

@@ -107,3 +107,18 @@ def test_every_command_has_help() -> None:
         result = run_cli(name, "--help", timeout=60)
         assert result.returncode == 0, (name, result.stderr)
         assert result.stdout.startswith(f"Usage: specguard {name}"), (name, result.stdout[:200])
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback() -> None:
+    """`specguard rules --format json | head`: the pipe closes while specguard writes (the JSON is
+    over 64 KiB, more than a pipe holds), which is the reader's choice, not an error to report."""
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "specguard", "rules", "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(16).startswith(b"[")
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141
+    assert "Traceback" not in stderr and stderr == ""
