@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,17 @@ def locate(name_or_path: str) -> Path:
 
 def load(name_or_path: str) -> LoadedPreset:
     path = locate(name_or_path)
+    try:
+        stat = path.stat()
+    except OSError as error:
+        raise InputError(f"cannot read preset {path} ({error.__class__.__name__})", hint="check the file's permissions") from None
+    return _load(path, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _load(path: Path, mtime_ns: int, size: int) -> LoadedPreset:
+    """One read and validation per preset file and version of it: a check asks for its preset
+    several times (the launch, the facts, the findings it handles)."""
     document = read_yaml(path)
     try:
         preset = Preset.model_validate(document)
@@ -127,7 +139,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     try:
         if _count_aliases(yaml, text) > MAX_ALIASES:
             raise InputError(f"preset {path} uses more than {MAX_ALIASES} YAML aliases", hint="write the values out")
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_safe_loader(yaml))  # a safe loader: libyaml's or PyYAML's
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -140,7 +152,13 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _count_aliases(yaml: Any, text: str) -> int:
-    return sum(1 for token in yaml.scan(text, Loader=yaml.SafeLoader) if isinstance(token, yaml.AliasToken))
+    return sum(1 for token in yaml.scan(text, Loader=_safe_loader(yaml)) if isinstance(token, yaml.AliasToken))
+
+
+def _safe_loader(yaml: Any) -> Any:
+    """libyaml's safe loader where PyYAML was built with it (its wheels are), else PyYAML's own:
+    the same documents and errors, about ten times faster on a preset."""
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _first_error(error: ValidationError) -> str:
