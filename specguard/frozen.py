@@ -46,6 +46,7 @@ class FieldSpec(NamedTuple):
     annotation: Any = None
     description: str | None = None
     exclude: bool = False
+    bounds: tuple[tuple[str, float], ...] = ()  # ("gt", 0), ("max_length", 256): checked on input (validation.py)
 
 
 class _FieldInfo(NamedTuple):
@@ -53,6 +54,10 @@ class _FieldInfo(NamedTuple):
     default_factory: Any
     description: str | None
     exclude: bool
+    bounds: tuple[tuple[str, float], ...]
+
+
+BOUNDS = ("gt", "ge", "le", "min_length", "max_length")
 
 
 def Field(
@@ -61,9 +66,15 @@ def Field(
     default_factory: Callable[[], Any] | Any = MISSING,
     description: str | None = None,
     exclude: bool = False,
+    **bounds: float,
 ) -> Any:
-    """A field with a default (or a factory), a description, and ``exclude`` to keep it out of ``model_dump``."""
-    return _FieldInfo(default, default_factory, description, exclude)
+    """A field with a default (or a factory), a description, ``exclude`` to keep it out of
+    ``model_dump``, and bounds that input read into the record must meet (``gt``, ``ge``, ``le``
+    for numbers, ``min_length``, ``max_length`` for strings and lists; see validation.py)."""
+    unknown = set(bounds) - set(BOUNDS)
+    if unknown:
+        raise TypeError(f"Field() has no bound {', '.join(sorted(unknown))}")
+    return _FieldInfo(default, default_factory, description, exclude, tuple(bounds.items()))
 
 
 _COMPUTED = "__specguard_computed_field__"
@@ -175,6 +186,11 @@ def fields(record: type[Frozen]) -> tuple[FieldSpec, ...]:
     return record._fields
 
 
+def field_type(record: type[Frozen], spec: FieldSpec) -> Any:
+    """A field's annotation as a type (evaluated in the module that declares it)."""
+    return _annotation(record, spec.name, spec.annotation)
+
+
 def _collect_fields(cls: type) -> tuple[FieldSpec, ...]:
     """The base records' fields, then this class's annotations in order (a redeclared field keeps
     its place, as in dataclasses). ``ClassVar`` annotations are not fields."""
@@ -187,7 +203,7 @@ def _collect_fields(cls: type) -> tuple[FieldSpec, ...]:
             continue
         value = vars(cls).get(name, MISSING)
         if isinstance(value, _FieldInfo):
-            spec = FieldSpec(name, value.default, value.default_factory, annotation, value.description, value.exclude)
+            spec = FieldSpec(name, value.default, value.default_factory, annotation, value.description, value.exclude, value.bounds)
             if value.default is MISSING:
                 delattr(cls, name)
             else:

@@ -91,7 +91,7 @@ def preset_document(preset: Preset, corrected: LaunchSpec, *, base_env: dict[str
 
     argv = render(corrected, preset.flag_dialect)
     env = {k: v for k, v in corrected.env if k in preset.env or base_env.get(k) != v}
-    document = preset.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+    document = preset.model_dump(mode="json", exclude_none=True)
     document["flags"] = argv_to_flags(argv)
     document["env"] = env
     document["handles"] = [h.model_dump(exclude_none=True) for h in preset.handles if h.flag in document["flags"]]

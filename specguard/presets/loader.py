@@ -16,13 +16,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from specguard.errors import InputError
 from specguard.facts import MAX_CONFIG_BYTES, facts_from_config
 from specguard.models import ModelFacts
 from specguard.presets.model import ModelRef, Preset
 from specguard.spelling import closest
+from specguard.validation import SchemaError, read_record
 
 MAX_PRESET_BYTES = 256 * 1024
 MAX_ALIASES = 64
@@ -116,9 +115,9 @@ def _load(path: Path, mtime_ns: int, size: int) -> LoadedPreset:
     several times (the launch, the facts, the findings it handles)."""
     document = read_yaml(path)
     try:
-        preset = Preset.model_validate(document)
-    except ValidationError as error:
-        raise InputError(f"preset {path}: {_first_error(error)}", hint="see the schema in design/architecture.md section 7") from None
+        preset = read_record(Preset, document)
+    except SchemaError as error:
+        raise InputError(f"preset {path}: {_said(error)}", hint="see the schema in design/architecture.md section 7") from None
     loaded = LoadedPreset(preset=preset, path=path)
     _validate_references(loaded)
     return loaded
@@ -161,16 +160,12 @@ def _safe_loader(yaml: Any) -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _first_error(error: ValidationError) -> str:
-    first = error.errors()[0]
-    location = ".".join(str(part) for part in first["loc"]) or "(top level)"
-    if first["type"] == "extra_forbidden":
-        return f"unknown key {location!r}"
-    if first["type"] == "missing":
-        return f"missing key {location!r}"
-    message = first["msg"].removeprefix("Value error, ")
-    more = f" (and {error.error_count() - 1} more problem(s))" if error.error_count() > 1 else ""
-    return f"{location}: {message}{more}"
+def _said(error: SchemaError) -> str:
+    if error.kind == "unknown":
+        return f"unknown key {error.where!r}"
+    if error.kind == "missing":
+        return f"missing key {error.where!r}"
+    return f"{error.where}: {error.message}"
 
 
 def resolve_inside(base: Path, relative: str, preset_path: Path) -> Path:

@@ -1,7 +1,8 @@
 """The preset schema (design/architecture.md section 7): what a preset YAML may say, and nothing else.
 
-A preset is untrusted input: every model forbids unknown keys, and every string that names a
-file is checked by the loader before anything is read.
+A preset is untrusted input: ``validation.read_record`` refuses unknown keys, values of another
+type and values out of their bounds, then runs each record's ``check()``; every string that names
+a file is checked by the loader before anything is read.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ import re
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
+from specguard.frozen import Field, Frozen
 from specguard.models import Dialect
+from specguard.validation import FieldError
 
 PRESET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 FLAG_KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
@@ -29,11 +30,7 @@ class Runtime(StrEnum):
     REFERENCE = "reference"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class StatedFacts(_Strict):
+class StatedFacts(Frozen):
     """Facts about a model whose config.json is not at hand, each backed by ``source``.
 
     The keys are a subset of ``ModelFacts``; a fact the sources do not back is left out.
@@ -68,7 +65,7 @@ class StatedFacts(_Strict):
         return stated
 
 
-class ModelRef(_Strict):
+class ModelRef(Frozen):
     """A target or draft: its id, and either a config.json snapshot or the facts its sources back."""
 
     model: str = Field(min_length=1, max_length=256, description="HF repo id, local path, or tiny:target|tiny:draft|tiny:eagle3")
@@ -78,38 +75,33 @@ class ModelRef(_Strict):
     facts: StatedFacts | None = None
     facts_source: str | None = Field(default=None, max_length=2000, description="what backs each stated fact")
 
-    @model_validator(mode="after")
-    def _one_kind_of_facts(self) -> ModelRef:
+    def check(self) -> None:
         if self.config is not None and self.facts is not None:
             raise ValueError("give either config (a real config.json snapshot) or facts, not both")
         if self.config is not None and not self.config_source:
             raise ValueError("a config snapshot needs config_source (where the real file came from)")
         if self.facts is not None and not self.facts_source:
             raise ValueError("stated facts need facts_source (what backs them)")
-        return self
 
 
-class Hardware(_Strict):
+class Hardware(Frozen):
     gpu: str | None = Field(default=None, max_length=64)
     count: int | None = Field(default=None, ge=1, le=4096)
 
 
-class Handled(_Strict):
+class Handled(Frozen):
     """A problem the source's own flags take care of: shown by ``check`` as handled, not hidden."""
 
     rule: str = Field(description="the rule code that would fire without the flag")
     flag: str = Field(description="the flag, as written under flags:, that handles it")
     note: str | None = Field(default=None, max_length=1000)
 
-    @field_validator("rule")
-    @classmethod
-    def _code(cls, value: str) -> str:
-        if not RULE_CODE.match(value):
-            raise ValueError(f"{value!r} is not a rule code like DM001")
-        return value
+    def check(self) -> None:
+        if not RULE_CODE.match(self.rule):
+            raise FieldError("rule", f"{self.rule!r} is not a rule code like DM001")
 
 
-class Preset(_Strict):
+class Preset(Frozen):
     name: str
     description: str = Field(max_length=2000)
     sources: list[str] = Field(min_length=1, max_length=32)
@@ -125,35 +117,18 @@ class Preset(_Strict):
     handles: list[Handled] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not PRESET_NAME.match(value):
-            raise ValueError("a preset name is lower-case letters, digits, '.', '_' and '-' (at most 64)")
-        return value
-
-    @field_validator("flags")
-    @classmethod
-    def _flag_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for key in value:
+    def check(self) -> None:
+        if not PRESET_NAME.match(self.name):
+            raise FieldError("name", "a preset name is lower-case letters, digits, '.', '_' and '-' (at most 64)")
+        for key in self.flags:
             if not FLAG_KEY.match(key):
-                raise ValueError(f"flag {key!r}: write flags without the leading '--', e.g. speculative-num-steps")
-        return value
-
-    @field_validator("env")
-    @classmethod
-    def _env_keys(cls, value: dict[str, str]) -> dict[str, str]:
-        for key in value:
+                raise FieldError("flags", f"flag {key!r}: write flags without the leading '--', e.g. speculative-num-steps")
+        for key in self.env:
             if not ENV_KEY.match(key):
-                raise ValueError(f"env var {key!r} is not a valid name")
-        return value
-
-    @model_validator(mode="after")
-    def _handles_name_flags(self) -> Preset:
+                raise FieldError("env", f"env var {key!r} is not a valid name")
         for handled in self.handles:
             if handled.flag not in self.flags:
                 raise ValueError(f"handles: {handled.flag!r} is not one of this preset's flags")
-        return self
 
     @property
     def flag_dialect(self) -> Dialect:

@@ -75,3 +75,11 @@ def test_a_bad_option_value_is_one_line_naming_the_option() -> None:
     error_lines = [line for line in result.stderr.splitlines() if line.startswith("specguard: error:")]
     assert error_lines == ["specguard: error: argument --gpu-count: 0 is not at least 1 (see specguard check --help)"]
     assert "Traceback" not in result.stderr
+
+
+def test_a_preset_check_imports_no_pydantic() -> None:
+    """The preset schema is read by specguard/validation.py: a check with --preset needs yaml, not pydantic."""
+    code, loaded = _loaded_by_check("--preset", "eagle3-llama3.1-8b", "--offline", "--format", "json")
+    assert code in (0, 1)
+    assert "yaml" in loaded
+    assert loaded.isdisjoint({"pydantic", "pydantic_core", "torch", "sglang", "rich"}), sorted(loaded & {"pydantic", "pydantic_core", "torch", "sglang", "rich"})
