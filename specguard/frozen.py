@@ -49,14 +49,6 @@ class FieldSpec(NamedTuple):
     bounds: tuple[tuple[str, float], ...] = ()  # ("gt", 0), ("max_length", 256): checked on input (validation.py)
 
 
-class _FieldInfo(NamedTuple):
-    default: Any
-    default_factory: Any
-    description: str | None
-    exclude: bool
-    bounds: tuple[tuple[str, float], ...]
-
-
 BOUNDS = ("gt", "ge", "le", "min_length", "max_length")
 
 
@@ -74,7 +66,8 @@ def Field(
     unknown = set(bounds) - set(BOUNDS)
     if unknown:
         raise TypeError(f"Field() has no bound {', '.join(sorted(unknown))}")
-    return _FieldInfo(default, default_factory, description, exclude, tuple(bounds.items()))
+    # Named and typed by the class that declares it (_collect_fields).
+    return FieldSpec("", default, default_factory, None, description, exclude, tuple(bounds.items()))
 
 
 _COMPUTED = "__specguard_computed_field__"
@@ -202,8 +195,8 @@ def _collect_fields(cls: type) -> tuple[FieldSpec, ...]:
         if _is_classvar(annotation):
             continue
         value = vars(cls).get(name, MISSING)
-        if isinstance(value, _FieldInfo):
-            spec = FieldSpec(name, value.default, value.default_factory, annotation, value.description, value.exclude, value.bounds)
+        if isinstance(value, FieldSpec):
+            spec = value._replace(name=name, annotation=annotation)
             if value.default is MISSING:
                 delattr(cls, name)
             else:
@@ -228,8 +221,8 @@ def _make_init(cls: type, kw_only: bool) -> Callable[..., None]:
     for index, spec in enumerate(cls._fields):  # type: ignore[attr-defined]
         if spec.default_factory is not MISSING:
             defaults[f"_factory{index}"] = spec.default_factory
-            parameters.append(f"{spec.name}=_FACTORY")
-            body.append(f"  _set(self, {spec.name!r}, _factory{index}() if {spec.name} is _FACTORY else {spec.name})")
+            parameters.append(f"{spec.name}=_MISSING")  # not given: the factory makes it
+            body.append(f"  _set(self, {spec.name!r}, _factory{index}() if {spec.name} is _MISSING else {spec.name})")
         else:
             if spec.default is not MISSING:
                 defaults[f"_default{index}"] = spec.default
@@ -237,18 +230,11 @@ def _make_init(cls: type, kw_only: bool) -> Callable[..., None]:
             body.append(f"  _set(self, {spec.name!r}, {spec.name})")
     signature = ", ".join(["self", *(["*"] if kw_only and parameters else []), *parameters])
     source = f"def __init__({signature}):\n" + "\n".join([*body, "  self.__post_init__()"])
-    namespace: dict[str, Any] = {"_set": object.__setattr__, "_FACTORY": _FACTORY, **defaults}
+    namespace: dict[str, Any] = {"_set": object.__setattr__, "_MISSING": MISSING, **defaults}
     exec(source, namespace)  # noqa: S102  (the source is built from the class's own field names, never from input)
     init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     return init
-
-
-class _Factory:
-    """The default of a field made by a factory: 'not given'."""
-
-
-_FACTORY = _Factory()
 
 
 def _dump(value: Any, json_mode: bool, exclude_none: bool) -> Any:

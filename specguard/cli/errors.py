@@ -31,7 +31,13 @@ def clean_errors(json_output: Callable[[], bool | str] = lambda: False) -> Itera
 
 
 def _fail(message: str, as_json: bool | str) -> None:
-    """``as_json``: True for a JSON document, "sarif" for a SARIF log holding the error as a notification."""
+    print_error(message, as_json)
+    raise SystemExit(2)
+
+
+def print_error(message: str, as_json: bool | str, *, see: str | None = None) -> None:
+    """An error as one line on stderr (``see``: the command whose --help to point at), or under
+    ``as_json`` as a document on stdout: True for JSON, "sarif" for a SARIF log holding it."""
     if as_json == "sarif":
         from specguard.report import error_sarif
 
@@ -39,8 +45,7 @@ def _fail(message: str, as_json: bool | str) -> None:
     elif as_json:
         print(error_json(message))
     else:
-        print(f"specguard: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
+        print(f"specguard: error: {message}" + (f" (see {see} --help)" if see else ""), file=sys.stderr)
 
 
 def _redact(text: str) -> str:

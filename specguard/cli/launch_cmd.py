@@ -70,7 +70,7 @@ DETAILS = {"launch": "SERVER_ARGS go after `--`.\n\n" + help_text()}
 
 RUNTIME = Option(
     "--runtime", "sglang, the bundled reference runtime, or auto (sglang with a GPU, else reference).",
-    convert=choice(RuntimeChoice), default=RuntimeChoice.auto, metavar="[auto|sglang|reference]",
+    convert=choice(RuntimeChoice), default=RuntimeChoice.auto,
 )
 DRY_RUN = Option("--dry-run", "Print the exact command and env, start nothing.", switch=True)
 NO_FIX = Option("--no-fix", "Launch the flags as given: apply no fix.", switch=True)

@@ -13,7 +13,8 @@ import os
 import sys
 
 from specguard import __version__
-from specguard.cli.launch_forms import wants_help
+from specguard.cli.errors import print_error
+from specguard.cli.launch_forms import HELP_OPTIONS, wants_help
 from specguard.cli.parsing import Invocation, Parser, UsageError
 from specguard.frozen import Frozen
 from specguard.spelling import closest
@@ -53,7 +54,7 @@ def run() -> None:
 
 def main(argv: list[str]) -> int:
     """Run the command ``argv`` names; returns the exit code."""
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv or argv[0] in HELP_OPTIONS:
         print(top_help())
         return 0 if argv else 2
     if argv[0] == "--version":
@@ -103,18 +104,8 @@ def _did_you_mean(name: str) -> str:
 
 def _usage_error(error: UsageError, argv: list[str]) -> int:
     """A usage error as one line (a JSON or SARIF document under --format json/sarif), exit code 2."""
-    message = error.message.replace("\n", " ")
-    fmt = _requested_format(argv)
-    if fmt == "json":
-        from specguard.report import error_json
-
-        print(error_json(message))
-    elif fmt == "sarif":
-        from specguard.report import error_sarif
-
-        print(error_sarif(message))
-    else:
-        print(f"specguard: error: {message} (see {error.prog} --help)", file=sys.stderr)
+    machine: dict[str | None, bool | str] = {"json": True, "sarif": "sarif"}
+    print_error(error.message.replace("\n", " "), machine.get(_requested_format(argv), False), see=error.prog)
     return 2
 
 

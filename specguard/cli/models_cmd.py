@@ -21,7 +21,7 @@ def add_arguments(parser: Parser, name: str) -> None:
     show.add_argument("reference", metavar="ORG/NAME", help="A hub repo id (org/name[@revision]) or a local model directory.")
     add_options(show, OFFLINE)
     for sub in (listing, show):  # --format after the subcommand too; given before it, it stays
-        sub.add_argument("--format", dest="output_format", type=FORMAT.convert, default=argparse.SUPPRESS, metavar=FORMAT.metavar, help=FORMAT.help)
+        FORMAT.model_copy(update={"default": argparse.SUPPRESS}).add_to(sub)
 
 
 def run(invocation: Invocation) -> int:

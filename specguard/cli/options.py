@@ -22,7 +22,7 @@ class OutputFormat(StrEnum):
 PRESET = Option("--preset", "A shipped preset name or a preset YAML file.", metavar="NAME|FILE")
 TARGET = Option("--target", "Target model: a directory or ORG/NAME[@REV]. Default: --model-path.", metavar="MODEL")
 DRAFT = Option("--draft", "Draft model: a directory or ORG/NAME[@REV]. Default: --speculative-draft-model-path.", metavar="MODEL")
-DIALECT = Option("--dialect", "Flag spelling; slime is detected from --sglang-* flags.", convert=choice(DialectChoice), metavar="[sglang|slime|sgl-jax]")
+DIALECT = Option("--dialect", "Flag spelling; slime is detected from --sglang-* flags.", convert=choice(DialectChoice))
 SGLANG_VERSION = Option("--sglang-version", "SGLang version the rules speak of. Default: installed, else the newest known.", metavar="X.Y.Z")
 SGL_JAX_VERSION = Option(
     "--sgl-jax-version", "sgl-jax launches: the build (its commit date YYYY-MM-DD, or a PyPI version, tag or commit specguard knows).",
@@ -36,4 +36,4 @@ ENV = Option("--env", "KEY=VALUE env var for the launch (repeatable).", repeat=T
 FIX = Option("--fix", "Apply the safe fixes.", switch=True)
 UNSAFE_FIXES = Option("--unsafe-fixes", "Apply every fix, unsafe ones included.", switch=True)
 OFFLINE = Option("--offline", "Never touch the network; the HF cache is still read.", switch=True)
-FORMAT = Option("--format", "Output format.", convert=choice(OutputFormat), default=OutputFormat.human, metavar="[human|json|sarif]")
+FORMAT = Option("--format", "Output format.", convert=choice(OutputFormat), default=OutputFormat.human)

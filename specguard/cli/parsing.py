@@ -130,7 +130,8 @@ class Option(Frozen, kw_only=False):
     """One option, declared once: its flag, help, and how its value is read.
 
     ``convert``: the value's type (a function from the text; ``choice``, ``at_least``); a switch
-    has none. ``repeat``: the option may be given several times (a list)."""
+    has none. ``repeat``: the option may be given several times (a list). ``metavar``: how --help
+    names the value (default: a choice's values, else the option's name)."""
 
     flag: str
     help: str
@@ -146,7 +147,8 @@ class Option(Frozen, kw_only=False):
         if self.switch:
             kwargs.update(action="store_true", default=False)
         else:
-            kwargs.update(default=self.default, required=self.required, metavar=self.metavar or self.dest.upper())
+            metavar = self.metavar or getattr(self.convert, "metavar", None) or self.dest.upper()
+            kwargs.update(default=self.default, required=self.required, metavar=metavar)
             if self.convert is not None:
                 kwargs["type"] = self.convert
             if self.repeat:
@@ -173,6 +175,7 @@ def choice(enum: type[E]) -> Callable[[str], E]:
         raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(str(m.value) for m in enum)}")
 
     convert.__name__ = enum.__name__  # argparse names the type in its message
+    convert.metavar = f"[{'|'.join(str(m.value) for m in enum)}]"  # type: ignore[attr-defined]  # what --help shows
     return convert
 
 

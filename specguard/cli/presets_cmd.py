@@ -70,8 +70,8 @@ def _algorithm(flags: dict) -> str | None:
     return None
 
 
-def show_command(name: str, output_format: OutputFormat, offline: bool = True) -> int:
-    """The preset's YAML, then what `specguard check --preset NAME` says of it."""
+def show_command(name: str, output_format: OutputFormat) -> int:
+    """The preset's YAML, then what `specguard check --preset NAME --offline` says of it (offline is its only mode)."""
     from specguard.cli.check import build_inputs, run_check, with_handled
 
     as_json = output_format is not OutputFormat.human
@@ -82,7 +82,7 @@ def show_command(name: str, output_format: OutputFormat, offline: bool = True) -
         text = loaded.path.read_text(encoding="utf-8")
         inputs = build_inputs(
             [], preset=name, target=None, draft=None, dialect=None, sglang_version=None, gpu=None,
-            gpu_count=None, env=None, offline=offline,
+            gpu_count=None, env=None, offline=True,
         )
         check_ctx, outcome = run_check(inputs, None)
         outcome = with_handled(name, check_ctx, outcome)
@@ -103,7 +103,7 @@ def show_command(name: str, output_format: OutputFormat, offline: bool = True) -
     print_human(outcome, check_ctx, Console(file=report, width=110, no_color=True, highlight=False))
     print(f"# {loaded.path}")
     print(text.rstrip("\n"))
-    print(f"\n# specguard check --preset {name}{' --offline' if offline else ''}")
+    print(f"\n# specguard check --preset {name} --offline")
     for line in report.getvalue().rstrip("\n").splitlines():
         print(f"# {line}".rstrip())
     return outcome.exit_code

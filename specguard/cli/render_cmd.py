@@ -33,7 +33,7 @@ class RenderTarget(StrEnum):
 PRESET = Option("--preset", "A shipped preset name or a preset YAML file.", required=True)
 TO = Option(
     "--to", "sglang|slime|sgl-jax: a command; yaml: a preset; json: argv and env.",
-    convert=choice(RenderTarget), required=True, metavar="[sglang|slime|sgl-jax|yaml|json]",
+    convert=choice(RenderTarget), required=True,
 )
 NO_FIX = Option("--no-fix", "Render the preset as written, without the safe fixes.", switch=True)
 
