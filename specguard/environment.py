@@ -5,13 +5,14 @@ I/O happens here (package metadata, ``nvidia-smi``), never in the rules.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
 from collections.abc import Sequence
 from typing import Literal
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from specguard.errors import InputError
 from specguard.models import Environment, GpuSpec
@@ -19,6 +20,7 @@ from specguard.sglang_facts.releases import (  # noqa: F401  (re-exported)
     NEWEST_KNOWN_SGLANG,
     OLDEST_KNOWN_SGLANG,
 )
+from specguard.spec import shown_value
 
 # The newest SGLang release the rules were written against (PyPI, 2026-11).
 
@@ -102,18 +104,29 @@ def detect_gpu() -> tuple[GpuSpec | None, int | None]:
     except (OSError, subprocess.SubprocessError):
         return None, None
     rows = [line.split(",") for line in output.strip().splitlines() if line.strip()]
-    if not rows:
+    if not rows or len(rows[0]) < 3:
         return None, None
     name, memory_mib, capability = (field.strip() for field in rows[0][:3])
+    memory_gib = _gib(memory_mib)
     for spec in sorted(GPU_TABLE.values(), key=lambda s: -len(s.name)):
         if spec.vendor == "nvidia" and spec.name.lower() in name.lower().replace(" ", ""):
-            return spec.model_copy(update={"memory_gib": round(float(memory_mib) / 1024, 1)}), len(rows)
+            return spec.model_copy(update={"memory_gib": memory_gib}), len(rows)
     try:
         major, minor = (int(part) for part in capability.split("."))
         cap: tuple[int, int] | None = (major, minor)
     except ValueError:
         cap = None
-    return GpuSpec(name=name, vendor="nvidia", platform="cuda", compute_capability=cap, memory_gib=round(float(memory_mib) / 1024, 1)), len(rows)
+    return GpuSpec(name=name, vendor="nvidia", platform="cuda", compute_capability=cap, memory_gib=memory_gib), len(rows)
+
+
+def _gib(memory_mib: str) -> float | None:
+    """nvidia-smi's memory.total in GiB; None (unknown, the memory rules stay quiet) where it
+    prints "[N/A]" or "[Insufficient Permissions]" instead of a number."""
+    try:
+        mib = float(memory_mib)
+    except ValueError:
+        return None
+    return round(mib / 1024, 1) if math.isfinite(mib) and mib > 0 else None
 
 
 def installed_version(distribution: str = "sglang") -> str | None:
@@ -150,7 +163,7 @@ def _sgl_jax_build(given: str | None, *, detect: bool) -> tuple[str | None, str]
         build = dated_build(given)
         if build is None:
             raise InputError(
-                f"--sgl-jax-version {given}: not an sgl-jax build specguard can date",
+                f"--sgl-jax-version {given if len(given) <= 40 else shown_value(given)}: not an sgl-jax build specguard can date",
                 hint="give its commit date, e.g. --sgl-jax-version 2026-06-24 (`git -C sglang-jax log -1 --format=%cs`)",
             )
         return build.built.isoformat(), f"given: {given} ({build.source})"
@@ -166,11 +179,13 @@ def _sgl_jax_build(given: str | None, *, detect: bool) -> tuple[str | None, str]
     return None, f"{unknown}: the rules speak of {read_at.names[0]} ({read_at.built.isoformat()}); give --sgl-jax-version"
 
 
-def normalise_version(raw: str) -> str:
+def normalise_version(raw: str, given_as: str = "--sglang-version") -> str:
+    """``raw`` as packaging spells it; ``given_as`` names where it came from in the error."""
     try:
         version = Version(raw.strip().removeprefix("v"))
-    except InvalidVersion:
-        raise InputError(f"--sglang-version: {raw!r} is not a version", hint="write it as X.Y.Z, e.g. 0.5.23") from None
+    except ValueError:  # InvalidVersion, or a release number of more than 4300 digits (int_max_str_digits)
+        hint = "write it as X.Y.Z, e.g. 0.5.23" if given_as == "--sglang-version" else "fix it, or give --sglang-version X.Y.Z"
+        raise InputError(f"{given_as}: {shown_value(raw)} is not a version", hint=hint) from None
     return str(version)
 
 
@@ -182,18 +197,20 @@ def build_environment(
     detect: bool = True,
     launch_flags: Sequence[str] | None = None,
     launch_env: Sequence[str] = (),
+    sglang_version_given_as: str = "--sglang-version",
 ) -> Environment:
     """The environment a launch is checked in. The SGLang version: --sglang-version, else the
     installed sglang, else (``launch_flags`` given) the newest release that accepts every flag
-    and env var of the launch, else the newest known release."""
+    and env var of the launch, else the newest known release. ``sglang_version_given_as``: what
+    named ``sglang_version`` (a docker image tag, a requirements file), for its error."""
     range_: tuple[str, str] | None = None
     note: str | None = None
     gpu_origin: Literal["given", "detected", "unknown"]
     spec: GpuSpec | None
     if sglang_version:
-        version, origin = normalise_version(sglang_version), "given"
+        version, origin = normalise_version(sglang_version, sglang_version_given_as), "given"
     elif (installed := installed_version()) is not None:
-        version, origin = normalise_version(installed), "installed"
+        version, origin = normalise_version(installed, "the installed sglang's version"), "installed"
     elif launch_flags is not None:
         from specguard.versions import (
             infer_version,  # reads the release history: only here

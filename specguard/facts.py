@@ -6,10 +6,10 @@ The file is read as JSON and nothing else: no code from the model repository eve
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
+from specguard.config_values import CONFIG_DTYPES, check_config, parse_config_text
 from specguard.errors import InputError
 from specguard.frozen import field_names
 from specguard.models import ModelFacts, ModelOrigin
@@ -58,11 +58,18 @@ def load_facts(
 
 def _directory_facts(path: Path, *, revision: str | None, role: str, weights: bool) -> ModelFacts:
     config_path = path / "config.json"
-    if not config_path.is_file():
+    # A FIFO or device named config.json is read (and refused by the reader), not taken for absent.
+    if not (config_path.exists() or config_path.is_symlink()) or config_path.is_dir():
         raise InputError(
             f"{role} model directory {path} has no config.json",
             hint="point at the directory that holds the model's config.json",
         )
+    from specguard.folders import escape
+    from specguard.hub import hub_cache_dir
+
+    problem = escape(path, "config.json", also_inside=(hub_cache_dir(),))
+    if problem is not None:
+        raise InputError(f"{config_path} {problem}", hint="copy the model's config.json into its folder")
     facts = facts_from_file(config_path, source=str(path), revision=revision, origin="local").model_copy(update={"folder": str(path)})
     if weights:
         from specguard.weights import local_weights
@@ -116,7 +123,7 @@ def catalog_facts(repo_id: str, *, source: str, revision: str | None, reason: st
     if reason:
         detail += f"; used because {reason}"
     if entry.kind == "config":
-        return facts_from_config(document, source=source, revision=revision, origin="catalog", origin_detail=detail)
+        return facts_from_config(document, source=source, revision=revision, origin="catalog", origin_detail=detail, where=entry.path)
     return ModelFacts(source=source, revision=revision, origin="catalog", origin_detail=detail, **_facts_kwargs(document))
 
 
@@ -127,28 +134,16 @@ def _facts_kwargs(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def facts_from_file(config_path: Path, *, source: str, revision: str | None = None, origin: ModelOrigin | None = None) -> ModelFacts:
-    try:
-        size = config_path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise InputError(f"{config_path} is {size} bytes, too large for a config.json", hint="check the path")
-        text = config_path.read_text(encoding="utf-8")
-    except InputError:
-        raise
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read {config_path} ({error.__class__.__name__})", hint="check the file's permissions and encoding") from None
-    from specguard.config_values import check_config, parse_config_text
+    from specguard.text_input import TooLargeError, read_bytes_bounded
 
     try:
-        config = parse_config_text(text, config_path)
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"{config_path} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})",
-            hint="fix or re-download the file",
-        ) from None
+        raw = read_bytes_bounded(config_path, str(config_path), limit=MAX_CONFIG_BYTES, hint="point at the model's own config.json (a readable JSON file)")
+    except TooLargeError:
+        raise InputError(f"{config_path} is larger than {MAX_CONFIG_BYTES // 2**20} MiB, too large for a config.json", hint="check the path") from None
+    config = parse_config_text(raw, config_path)
     if not isinstance(config, dict):
         raise InputError(f"{config_path} holds a JSON {type(config).__name__}, not an object", hint="a config.json must be a JSON object")
-    check_config(config, config_path)
-    return facts_from_config(config, source=source, revision=revision, origin=origin)
+    return facts_from_config(config, source=source, revision=revision, origin=origin, where=config_path)
 
 
 # ModelFacts fields read as one value from config.json: (the type, the keys tried in order, each in
@@ -187,8 +182,11 @@ def facts_from_config(
     revision: str | None = None,
     origin: ModelOrigin | None = None,
     origin_detail: str | None = None,
+    where: Path | str | None = None,
 ) -> ModelFacts:
-    """Normalise a parsed config.json. Multimodal wrappers keep the text model under ``text_config``."""
+    """Normalise a parsed config.json, each fact type-checked first (``where``: the file to name
+    for a bad one, else ``source``). Multimodal wrappers keep the text model under ``text_config``."""
+    check_config(config, where or source)
     text: dict[str, Any] = config["text_config"] if isinstance(config.get("text_config"), dict) else {}
 
     def pick(*keys: str) -> Any:
@@ -235,23 +233,9 @@ def _rope(rope_scaling: Any, rope_parameters: Any, rope_theta: Any) -> tuple[Any
     return rope_scaling, rope_theta
 
 
-_DTYPE_ALIASES = {
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-    "float16": "float16",
-    "fp16": "float16",
-    "half": "float16",
-    "float32": "float32",
-    "fp32": "float32",
-    "float": "float32",
-}
-
-
 def _normalise_dtype(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    key = value.removeprefix("torch.").lower()
-    return _DTYPE_ALIASES.get(key, key)
+    """One name per dtype; ``check_config`` has refused any name outside ``CONFIG_DTYPES``."""
+    return CONFIG_DTYPES.get(value) if isinstance(value, str) else None
 
 
 def _as(kind: type, value: Any) -> Any:

@@ -20,7 +20,7 @@ from specguard.dialects import spelled
 from specguard.errors import InputError
 from specguard.flags import ExtractedFlag, extracted_flags
 from specguard.models import Dialect
-from specguard.spec import FlagItem, LaunchSpec
+from specguard.spec import FlagItem, LaunchSpec, shown_value
 
 # Flags whose value SGLang's parser takes as any integer but whose use needs a positive one: a
 # port outside 1-65535 fails at bind time (after the weights load), a port of 0 asks the OS for
@@ -36,18 +36,28 @@ INTEGER_RANGES: dict[str, tuple[int, int | None]] = {
     "--max-running-requests": (1, None),
     "--page-size": (1, None),
 }
+# SGLang takes --mem-fraction-static as any float and multiplies the free memory by it
+# (``kv_cache_configurator.py`` ``_profile_available_bytes``): only a fraction in (0, 1] sizes a pool.
+FRACTION_FLAGS = ("--mem-fraction-static",)
+# SGLang lists every batch size it will capture while it parses its arguments, one per size
+# without padding (``arg_groups/cuda_graph_hook.py:500-512``, ``range(1, max_bs + 1)``): a
+# largest batch in the millions is a list no process holds, and graphs no GPU captures.
+MAX_GRAPH_BS = 2**20
+GRAPH_BS_FLAGS = ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode", "--cuda-graph-bs", "--cuda-graph-bs-decode")
 TABLE_VERSION = "0.5.23"  # the release whose parser table flags.extracted_flags() reads by default
 _HUMAN_READABLE = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")
 _IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 _SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 
-def check_values(spec: LaunchSpec, *, choices_apply: bool = True) -> None:
-    """Raise ``InputError`` on the first value SGLang would reject. ``choices_apply``: the
-    table's choices are those of the release the check speaks of (they change between releases;
-    types do not)."""
+def check_values(spec: LaunchSpec, *, release: str = TABLE_VERSION) -> None:
+    """Raise ``InputError`` on the first value SGLang ``release`` would reject. Types come from
+    the parser table (they do not change between releases); choices do change, so another
+    release's are read from the shipped release history (``versions.History``)."""
     # sgl-jax has a parser of its own (other choices: --attention-backend fa); the table is SGLang's.
     table = {} if spec.dialect is Dialect.SGL_JAX else extracted_flags()
+    # Another release's choices; a release older than the history knows has none to apply.
+    release_index = None if release == TABLE_VERSION else _release_index(release)
     previous: FlagItem | None = None
     for item in spec.items:
         if item.flag == "":
@@ -55,7 +65,12 @@ def check_values(spec: LaunchSpec, *, choices_apply: bool = True) -> None:
         elif not item.extra:
             entry = table.get(item.flag)
             if entry is not None:
-                _check_item(item, item.written or spelled(item.flag, spec.dialect), entry, choices_apply)
+                choices: tuple[object, ...] | None = entry.choices
+                if release != TABLE_VERSION:
+                    choices = None if release_index is None else _release_choices(item.flag, release_index)
+                _check_item(item, item.written or spelled(item.flag, spec.dialect), entry, choices, release)
+            if item.flag in GRAPH_BS_FLAGS:  # older spellings are not in the table: checked by name
+                _check_graph_bs(item, item.written or spelled(item.flag, spec.dialect))
         previous = item
 
 
@@ -69,7 +84,21 @@ def _positional(value: str, previous: FlagItem | None, dialect: Dialect) -> None
     )
 
 
-def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices_apply: bool) -> None:
+def _release_index(release: str) -> int | None:
+    # The release history is only read when the check speaks of another release.
+    from specguard.versions import history
+
+    return history().index_of(release)
+
+
+def _release_choices(flag: str, index: int) -> tuple[object, ...] | None:
+    from specguard.versions import history
+
+    info = history().flag_info(flag, index)
+    return tuple(info["choices"]) if info and info.get("choices") else None
+
+
+def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices: tuple[object, ...] | None, release: str) -> None:
     if entry.nargs == "+" and not item.values:
         raise InputError(f"{written} expects at least one value", hint=f"write {written} VALUE [VALUE ...]")
     convert = _CONVERTERS.get(entry.type or "")
@@ -79,16 +108,31 @@ def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices_appl
             try:
                 typed = convert(value)
             except (ValueError, ArithmeticError):  # decimal.InvalidOperation is an ArithmeticError
-                raise InputError(f"{written} expects {_NAMES[entry.type or '']}, got {value!r}", hint=_HINTS.get(entry.type or "", f"see {written} in `python -m sglang.launch_server --help`")) from None
-        if choices_apply and entry.choices is not None and typed not in entry.choices and str(typed) not in map(str, entry.choices):
-            listed = ", ".join(str(c) for c in entry.choices)
-            raise InputError(f"{written}: {value!r} is not one of SGLang {TABLE_VERSION}'s choices", hint=f"choose one of {listed}")
+                raise InputError(f"{written} expects {_NAMES[entry.type or '']}, got {shown_value(value)}", hint=_HINTS.get(entry.type or "", f"see {written} in `python -m sglang.launch_server --help`")) from None
+        if choices is not None and typed not in choices and str(typed) not in map(str, choices):
+            listed = ", ".join(str(c) for c in choices)
+            raise InputError(f"{written}: {shown_value(value)} is not one of SGLang {release}'s choices", hint=f"choose one of {listed}")
+        if item.flag in FRACTION_FLAGS and isinstance(typed, float) and not 0 < typed <= 1:
+            raise InputError(f"{written} {value} is not a fraction of GPU memory", hint="give a number above 0 and at most 1, e.g. 0.8")
         bounds = INTEGER_RANGES.get(item.flag)
         if bounds is not None and isinstance(typed, int):
             low, high = bounds
             if typed < low or (high is not None and typed > high):
                 allowed = f"{low}-{high}" if high is not None else f"{low} or more"
                 raise InputError(f"{written} {value} is out of range", hint=f"give {allowed}")
+
+
+def _check_graph_bs(item: FlagItem, written: str) -> None:
+    for value in item.values:
+        try:
+            size = int(value)
+        except ValueError:
+            continue  # not a number: the parser table's check names it
+        if size > MAX_GRAPH_BS:
+            raise InputError(
+                f"{written} {shown_value(value)}: SGLang lists every CUDA-graph batch size up to it when it parses its arguments",
+                hint=f"give at most {MAX_GRAPH_BS} (the running requests a GPU can hold are far fewer)",
+            )
 
 
 def _int(value: str) -> int:

@@ -7,6 +7,7 @@ is never printed: messages name the repo and revision only.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -45,6 +46,9 @@ def offline_miss(repo_id: str, *, offline: bool, role: str, revision: str | None
         hint=_OFFLINE_HINT,
     )
 
+
+# A download that fails writing the cache, not reaching the hub.
+_CACHE_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 
 _OFFLINE_HINT = "download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE"
 
@@ -94,6 +98,12 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
         raise InputError(f"{role} model {label} has no config.json", hint="check the repo id") from None
     # LocalEntryNotFoundError subclasses EntryNotFoundError, so it is caught first above.
     except (OSError, ValueError) as error:
+        if isinstance(error, OSError) and error.errno in _CACHE_WRITE_ERRNOS:
+            # Not "the hub is unavailable": the catalog must not stand in for a full or read-only disk.
+            raise InputError(
+                f"cannot write config.json of {label} into the Hugging Face cache at {hub_cache_dir()} ({error.strerror})",
+                hint="free space there, or set HF_HUB_CACHE to a writable directory",
+            ) from None
         raise HubUnavailable(f"{role} model {label}: {error.__class__.__name__} while fetching config.json", hint="check the repo id and the network") from None
     # Snapshot paths are .../snapshots/<commit>/config.json: the commit is the parent's name.
     commit = path.parent.name if len(path.parent.name) == 40 else None

@@ -63,7 +63,8 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     env_pairs += parse_env_overrides(inputs.env_overrides)
     spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
     environment = build_environment(
-        sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count, **_launch_names(spec)
+        sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count,
+        sglang_version_given_as=inputs.sglang_version_origin or "--sglang-version", **_launch_names(spec)
     )
     if environment.sglang_version != TABLE_VERSION:
         # An abbreviation (--speculative-draft) is read as the release's own parser reads it.
@@ -75,7 +76,7 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     elif inputs.sgl_jax_version:
         raise InputError(f"--sgl-jax-version {inputs.sgl_jax_version}: the launch is not an sgl-jax launch", hint="drop it, or give --dialect sgl-jax")
     # Values first: no rule should reason about a value SGLang's own parser would reject.
-    check_values(spec, choices_apply=str(environment.sglang_version) == TABLE_VERSION)
+    check_values(spec, release=str(environment.sglang_version))
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     absent_ok = notes if inputs.models_may_be_absent else None
     # An explicit --target/--draft always wins over a preset's snapshot, and must exist.

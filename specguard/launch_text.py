@@ -14,18 +14,48 @@ without running anything:
   (also behind ``ray job submit ... --``), each optionally inside ``docker run ... IMAGE``.
 
 Anything else a command substitution would compute is unknown and kept as written.
+
+The text is untrusted, and shell expansion can grow without end (``A=$A$A`` forty times is a
+terabyte; a script that sources itself four times is 4^8 reads), so reading is bounded the way
+the preset reader bounds YAML aliases. Each bound is a one-line ``InputError`` naming the file,
+the line and the limit:
+
+- ``MAX_LAUNCH_TEXT_BYTES`` of text in all: the script (or stdin, or the command string) and
+  every file it sources together; a script is opened with ``specguard.text_input``, which
+  refuses FIFOs, devices and directories before reading anything;
+- ``MAX_EXPANSION_CHARS`` for what one word, one variable or array, or one command's arguments
+  expand to, and ``MAX_EXPANDED_TOTAL`` for all expansions of one reading together;
+- ``MAX_LAUNCHES`` launches in one text; array indexes of at most ``MAX_INDEX_DIGITS`` digits.
+
+A file sourced while it is already being read (a source cycle: bash recurses until a guard
+such as ``[ -n "$LOADED" ] && return`` stops it, which this reader cannot evaluate) is skipped
+with a note on the launch that follows: its definitions are those of the read already under way,
+which is what the guard makes bash do. A sourced file that is missing or not a regular file is
+not at hand here (the script was written for another machine): skipped too, the latter with a note.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from specguard.errors import InputError
 from specguard.models import Dialect
 from specguard.spec import RELEVANT_ENV_PREFIXES
+from specguard.text_input import TooLargeError, read_bytes_bounded, read_text_bounded
+
+# Published launch scripts are a few KiB (slime's largest, with its model files, under 40 KiB).
+MAX_LAUNCH_TEXT_BYTES = 256 * 1024
+# A launch's arguments are at most a few KiB; $(seq 1 9999) is 59 KiB.
+MAX_EXPANSION_CHARS = 64 * 1024
+MAX_EXPANDED_TOTAL = 4 * 1024 * 1024
+MAX_LAUNCHES = 64
+MAX_SOURCE_DEPTH = 8
+# Nine digits index any array a script can hold; Python refuses to read 4300 digits or more.
+MAX_INDEX_DIGITS = 9
+_TEXT_HINT = "give a launch script of a few KiB (the launch itself, not a log or a binary)"
 
 # Entry points: the module (after ``python -m``) or script name, and the flag dialect it reads.
 ENTRY_MODULES: dict[str, Dialect] = {
@@ -60,26 +90,28 @@ class FoundLaunch:
     # Where each argument was written: (file, line); an array's element keeps its own line,
     # also when the array comes from a sourced file.
     arg_locations: tuple[tuple[str, int], ...] = ()
+    # What the reader skipped before this launch (a source cycle, a sourced FIFO), for the report.
+    notes: tuple[str, ...] = ()
 
     def location_of(self, index: int) -> tuple[str, int]:
         return self.arg_locations[index] if index < len(self.arg_locations) else (self.source, self.line)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Segment:
     text: str
     kind: str  # "lit" (may be word-split/expanded as written), "quoted" (literal), "dq" (double-quoted, expands), "sub" (command substitution)
     quoted: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Word:
     segments: list[_Segment]
     line: int
     opens_array: bool = False  # NAME=( : the word ended with '=' right before '('
 
 
-@dataclass
+@dataclass(slots=True)
 class _Op:
     text: str
     line: int
@@ -91,13 +123,37 @@ class _Shell:
     variables: dict[str, list[str]] = field(default_factory=dict)
     array_locations: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     exported: dict[str, str] = field(default_factory=dict)
-    depth: int = 0
+    # The files being read, outermost first (resolved paths; a label for stdin or a string).
+    chain: list[Path | str] = field(default_factory=list)
+    text_bytes: int = 0
+    expanded_chars: int = 0
+    launches: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def take_notes(self) -> tuple[str, ...]:
+        notes, self.notes = tuple(self.notes), []
+        return notes
+
+    def charge_expansion(self, chars: int, where: tuple[str, int]) -> None:
+        self.expanded_chars += chars
+        if self.expanded_chars > MAX_EXPANDED_TOTAL:
+            raise InputError(
+                f"{where[0]}:{where[1]}: the variables expand to more than {MAX_EXPANDED_TOTAL // (1024 * 1024)} MiB "
+                "in all by this line, the most specguard expands",
+                hint=_GROWS,
+            )
 
 
-def find_launches(text: str, source: str, *, script_dir: Path | None = None) -> list[FoundLaunch]:
-    """Every launch in ``text`` in order. ``source`` names it in messages (a file, ``<stdin>``)."""
-    shell = _Shell(script_dir=script_dir)
+def find_launches(text: str, source: str, *, script_dir: Path | None = None, script_path: Path | None = None) -> list[FoundLaunch]:
+    """Every launch in ``text`` in order. ``source`` names it in messages (a file, ``<stdin>``);
+    ``script_path`` is the file it was read from, if any (a source cycle back to it is skipped)."""
+    shell = _Shell(script_dir=script_dir, chain=[script_path.resolve() if script_path else source])
+    _charge_text(shell, len(text.encode("utf-8", "surrogatepass")), source, None)
     launches = list(_run(text, source, shell))
+    notes = shell.take_notes()
+    if notes and launches:  # notes after the last launch go with it
+        last = launches[-1]
+        launches[-1] = replace(last, notes=(*last.notes, *notes))
     if not launches and shell.variables.get(SLIME_ARGS_ARRAY):
         # slime's guide publishes the SGLANG_ARGS=( ... ) array alone (and `specguard render
         # --to slime` writes it): the array is the launch's SGLang part.
@@ -106,20 +162,34 @@ def find_launches(text: str, source: str, *, script_dir: Path | None = None) -> 
             FoundLaunch(
                 argv=tuple(shell.variables[SLIME_ARGS_ARRAY]), env=tuple(
                     (k, v) for k, v in shell.exported.items() if k.startswith(RELEVANT_ENV_PREFIXES)
-                ), dialect=Dialect.SLIME, source=source, line=locations[0][1], arg_locations=tuple(locations),
+                ), dialect=Dialect.SLIME, source=source, line=locations[0][1], arg_locations=tuple(locations), notes=notes,
             )
         )
     return launches
 
 
 def read_launches(path: Path) -> list[FoundLaunch]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"--script {path}: no such file", hint="give the path of a launch script") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"--script {path}: cannot read it ({error.__class__.__name__})", hint="give a readable UTF-8 shell script") from None
-    return find_launches(text, str(path), script_dir=path.resolve().parent)
+    """Every launch in the script at ``path`` (``--script``): a regular UTF-8 file of at most
+    ``MAX_LAUNCH_TEXT_BYTES``."""
+    text = read_text_bounded(path, f"--script {path}", limit=MAX_LAUNCH_TEXT_BYTES, hint=_TEXT_HINT)
+    return find_launches(text, str(path), script_dir=path.resolve().parent, script_path=path)
+
+
+def _charge_text(shell: _Shell, size: int, source: str, sourced_at: tuple[str, int] | None) -> None:
+    shell.text_bytes += size
+    if shell.text_bytes > MAX_LAUNCH_TEXT_BYTES:
+        raise _too_much_text(source, sourced_at)
+
+
+def _too_much_text(source: str, sourced_at: tuple[str, int] | None) -> InputError:
+    limit = f"{MAX_LAUNCH_TEXT_BYTES // 1024} KiB"
+    if sourced_at is None:
+        return InputError(f"{source} is larger than {limit}, the most launch text specguard reads", hint=_TEXT_HINT)
+    return InputError(
+        f"{sourced_at[0]}:{sourced_at[1]}: sourcing {source} takes the launch text past {limit} "
+        "(the script and the files it sources together), the most specguard reads",
+        hint="check that the sourced file is a script of a few KiB",
+    )
 
 
 def _run(text: str, source: str, shell: _Shell) -> Iterator[FoundLaunch]:
@@ -142,8 +212,9 @@ def _run(text: str, source: str, shell: _Shell) -> Iterator[FoundLaunch]:
 
 def _assign_array(word: _Word, tokens: list, index: int, shell: _Shell, source: str) -> int:
     name, append = _assignment_name(word)
-    values: list[str] = []
-    locations: list[tuple[str, int]] = []
+    values: list[str] = [*(shell.variables.get(name, []) if name and append else [])]
+    locations: list[tuple[str, int]] = [*(shell.array_locations.get(name, []) if name and append else [])]
+    size = _size(values)
     while index < len(tokens):
         token = tokens[index]
         index += 1
@@ -151,13 +222,37 @@ def _assign_array(word: _Word, tokens: list, index: int, shell: _Shell, source: 
             if token.text == ")":
                 break
             continue  # newlines inside ( ... ) separate nothing
-        for value in _expand(token, shell):
-            values.append(value)
-            locations.append((source, token.line))
+        expanded = _expand(token, shell, source)
+        size += _size(expanded)
+        if size > MAX_EXPANSION_CHARS:
+            raise _too_long(f"the array {name or '(...)'}", (source, token.line))
+        values.extend(expanded)
+        locations.extend([(source, token.line)] * len(expanded))
     if name:
-        shell.variables[name] = [*(shell.variables.get(name, []) if append else []), *values]
-        shell.array_locations[name] = [*(shell.array_locations.get(name, []) if append else []), *locations]
+        shell.variables[name] = values
+        shell.array_locations[name] = locations
     return index
+
+
+def _size(values: list[str]) -> int:
+    """The expanded length of a value: its elements and a separator after each."""
+    return sum(len(value) + 1 for value in values)
+
+
+_GROWS = "a variable or array that grows with every use? give the launch with its arguments written out"
+
+
+def _too_long(what: str, where: tuple[str, int], hint: str = _GROWS) -> InputError:
+    return InputError(
+        f"{where[0]}:{where[1]}: {what} expands to more than {MAX_EXPANSION_CHARS // 1024} KiB, the most specguard expands",
+        hint=hint,
+    )
+
+
+def _written(word: _Word) -> str:
+    """A word as written, cut short for a message."""
+    text = "".join(segment.text for segment in word.segments)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 
@@ -171,15 +266,35 @@ def _assignment_name(word: _Word) -> tuple[str | None, bool]:
     return match.group(1), bool(match.group(2))
 
 
-def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLaunch]:
-    expanded: list[tuple[str, tuple[str, int]]] = []  # (word, where it was written)
+def _expanded_command(words: list[_Word], source: str, shell: _Shell) -> list[tuple[str, tuple[str, int]]]:
+    """The command's words after expansion, each with where it was written; leading shell
+    keywords (``if``, ``do``, ``{``) dropped."""
+    expanded: list[tuple[str, tuple[str, int]]] = []
+    size = 0
     for word in words:
-        values = _expand(word, shell)
-        locations = _array_locations(word, shell, len(values), source)
-        expanded.extend(zip(values, locations))
+        values = _expand(word, shell, source)
+        size += _size(values)
+        if size > MAX_EXPANSION_CHARS:
+            raise _too_long("the command", (source, word.line), hint="a launch's arguments are a few KiB: check what the script holds")
+        expanded.extend(zip(values, _array_locations(word, shell, len(values), source)))
+    keywords = 0
+    while keywords < len(expanded) and expanded[keywords][0] in _SHELL_KEYWORDS:
+        keywords += 1
+    return expanded[keywords:]
+
+
+def _count_launch(shell: _Shell, where: tuple[str, int]) -> None:
+    shell.launches += 1
+    if shell.launches > MAX_LAUNCHES:
+        raise InputError(
+            f"{where[0]}:{where[1]}: more than {MAX_LAUNCHES} launches in one text, the most specguard checks at once",
+            hint="split the script, or check the launches you mean one by one",
+        )
+
+
+def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLaunch]:
+    expanded = _expanded_command(words, source, shell)
     names = [w for w, _ in expanded]
-    while names and names[0] in _SHELL_KEYWORDS:
-        names, expanded = names[1:], expanded[1:]
     if not names:
         return
     prefix_env: list[tuple[str, str]] = []
@@ -192,6 +307,9 @@ def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLa
             shell.variables[key] = [value]
         return
     head = names[start]
+    if head in ("source", ".") and start + 1 < len(names):
+        yield from _source(names[start + 1], source, expanded[start][1][1], shell)
+        return
     if head == "export":
         for assignment in names[start + 1 :]:
             match = _ASSIGNMENT.match(assignment)
@@ -200,9 +318,6 @@ def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLa
                 shell.exported[match.group(1)] = match.group(3)
             elif _NAME.match(assignment) and assignment in shell.variables:
                 shell.exported[assignment] = " ".join(shell.variables[assignment])
-        return
-    if head in ("source", ".") and start + 1 < len(names):
-        yield from _source(names[start + 1], source, shell)
         return
     entry = _entry_point(names, start)
     if entry is None:
@@ -221,15 +336,17 @@ def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLa
         in_assignments = bool(match) and (in_assignments or names[position - 1] in ("env", "--"))
         if in_assignments and match:
             env[match.group(1)] = match.group(3)
-    argv = tuple(names[args_index:])
+    line = expanded[entry_index][1][1]
+    _count_launch(shell, (source, line))
     yield FoundLaunch(
-        argv=argv,
+        argv=tuple(names[args_index:]),
         env=tuple(env.items()),
         dialect=dialect,
         source=source,
-        line=expanded[entry_index][1][1],
+        line=line,
         image=image,
         arg_locations=tuple(location for _, location in expanded[args_index:]),
+        notes=shell.take_notes(),
     )
 
 
@@ -238,14 +355,13 @@ def _entry_point(names: list[str], start: int) -> tuple[int, int, Dialect] | Non
     for index in range(start, len(names)):
         word = names[index]
         if _PYTHON.match(word):
-            rest = names[index + 1 :]
-            while rest and rest[0] in ("-u", "-O", "-B") :
-                rest = rest[1:]
-            skipped = len(names) - index - 1 - len(rest)
-            if len(rest) >= 2 and rest[0] == "-m" and rest[1] in ENTRY_MODULES:
-                return index, index + 1 + skipped + 2, ENTRY_MODULES[rest[1]]
-            if rest and Path(rest[0]).name in SLIME_ENTRY_SCRIPTS:
-                return index, index + 1 + skipped + 1, Dialect.SLIME
+            first = index + 1  # the first word after python and its -u/-O/-B
+            while first < len(names) and names[first] in ("-u", "-O", "-B"):
+                first += 1
+            if names[first : first + 1] == ["-m"] and first + 1 < len(names) and names[first + 1] in ENTRY_MODULES:
+                return index, first + 2, ENTRY_MODULES[names[first + 1]]
+            if first < len(names) and Path(names[first]).name in SLIME_ENTRY_SCRIPTS:
+                return index, first + 1, Dialect.SLIME
         # `sglang serve` (sglang 0.5.23: sglang/cli/main.py, console script `sglang`) passes the
         # rest to the server's argument parser.
         if Path(word).name == "sglang" and names[index + 1 : index + 2] == ["serve"]:
@@ -273,17 +389,37 @@ def _docker(names: list[str], start: int, entry_index: int, env: dict[str, str])
     return names[entry_index - 1] if entry_index - 1 > run else None
 
 
-def _source(path_text: str, source: str, shell: _Shell) -> Iterator[FoundLaunch]:
+def _source(path_text: str, source: str, line: int, shell: _Shell) -> Iterator[FoundLaunch]:
     path = Path(path_text)
     if not path.is_absolute() and shell.script_dir is not None:
         path = shell.script_dir / path
-    if shell.depth >= 8 or not path.is_file():
-        return  # a sourced file that is not at hand defines nothing we can read
-    shell.depth += 1
     try:
-        yield from _run(path.read_text(encoding="utf-8", errors="replace"), str(path), shell)
+        resolved = path.resolve()
+        present = resolved.exists()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a NUL in the name
+        present = False
+    if not present:
+        return  # a sourced file that is not at hand (the script's machine has it) defines nothing we can read
+    where = f"{source}:{line}: source {path_text}"
+    if resolved in shell.chain:
+        shell.notes.append(f"{where} skipped: {path} is already being read (a source cycle); its definitions are those read so far")
+        return
+    if len(shell.chain) > MAX_SOURCE_DEPTH:
+        shell.notes.append(f"{where} skipped: sourced files nest more than {MAX_SOURCE_DEPTH} deep")
+        return
+    try:
+        data = read_bytes_bounded(resolved, str(path), limit=MAX_LAUNCH_TEXT_BYTES, hint=_TEXT_HINT)
+    except TooLargeError:
+        raise _too_much_text(str(path), (source, line)) from None
+    except InputError as error:  # not a regular file, unreadable: not at hand either
+        shell.notes.append(f"{where} skipped: {error.message}")
+        return
+    _charge_text(shell, len(data), str(path), (source, line))
+    shell.chain.append(resolved)
+    try:
+        yield from _run(data.decode("utf-8", errors="replace"), str(path), shell)
     finally:
-        shell.depth -= 1
+        shell.chain.pop()
 
 
 def _array_locations(word: _Word, shell: _Shell, count: int, source: str) -> list[tuple[str, int]]:
@@ -305,19 +441,30 @@ _VARIABLE = re.compile(
 
 
 class _Fields:
-    """The words one shell word expands to, built piece by piece."""
+    """The words one shell word expands to, built piece by piece, at most ``MAX_EXPANSION_CHARS``
+    of them: each piece is counted before it is kept, so a doubling stops at the limit."""
 
-    def __init__(self) -> None:
+    def __init__(self, shell: _Shell, word: _Word, source: str) -> None:
         self.fields: list[list[str]] = [[]]  # each field is a list of pieces; [] means "nothing yet"
         self.has_content = False
+        self.size = 0
+        self.shell, self.word, self.where = shell, word, (source, word.line)
+
+    def _charge(self, chars: int) -> None:
+        self.size += chars
+        if self.size > MAX_EXPANSION_CHARS:
+            raise _too_long(f"the word {_written(self.word)}", self.where)
+        self.shell.charge_expansion(chars, self.where)
 
     def append_text(self, text: str) -> None:
         """Text that stays in the current word (quoted, or a literal)."""
+        self._charge(len(text))
         self.fields[-1].append(text)
         self.has_content = True
 
     def append_split(self, values: list[str]) -> None:
         """Values that each start a new word after the first (an unquoted expansion)."""
+        self._charge(_size(values))
         for position, value in enumerate(values):
             if position:
                 self.fields.append([])
@@ -331,9 +478,9 @@ class _Fields:
         return [w for w in words if w or len(words) == 1]
 
 
-def _expand(word: _Word, shell: _Shell) -> list[str]:
+def _expand(word: _Word, shell: _Shell, source: str) -> list[str]:
     """The words ``word`` becomes: unquoted arrays and substitutions split on whitespace."""
-    fields = _Fields()
+    fields = _Fields(shell, word, source)
     for segment in word.segments:
         if segment.kind == "quoted":
             fields.append_text(segment.text)
@@ -359,7 +506,7 @@ def _expand_variables(segment: _Segment, *, only_segment: bool, shell: _Shell, f
         if literal:
             fields.append_text(literal)
         position = match.end()
-        values = _variable(match, shell)
+        values = _variable(match, shell, fields.where)
         if values is _UNSET and match.group(0) == segment.text and only_segment:
             values = []  # a word that is only an unset variable is no word at all, as in bash
         if values is None or values is _UNSET:
@@ -383,7 +530,7 @@ def _expand_variables(segment: _Segment, *, only_segment: bool, shell: _Shell, f
 _UNSET: list[str] = []  # marker (by identity): a variable neither set in the script nor defaulted
 
 
-def _variable(match: re.Match, shell: _Shell) -> list[str] | None:
+def _variable(match: re.Match, shell: _Shell, where: tuple[str, int]) -> list[str] | None:
     name = match.group("braced") or match.group("plain")
     if name is None:
         return None  # $0, $@, $1 ...: the script's arguments are not known here
@@ -393,21 +540,30 @@ def _variable(match: re.Match, shell: _Shell) -> list[str] | None:
         default = match.group("default")
         return [default.strip("\"'")] if default is not None else _UNSET
     if index and index not in ("[@]", "[*]"):
-        position = int(index[1:-1])
+        digits = index[1:-1]
+        if len(digits) > MAX_INDEX_DIGITS or not digits.isdigit():
+            raise InputError(
+                f"{where[0]}:{where[1]}: the array index of ${{{name}[...]}} has {len(digits)} characters; "
+                f"specguard reads indexes of at most {MAX_INDEX_DIGITS} digits",
+                hint="index the array with a number such as ${ARGS[0]}, or ${ARGS[@]} for all of it",
+            )
+        position = int(digits)
         return values[position : position + 1]
     if not index and len(values) > 1:
         return values[:1]  # $ARR is its first element in bash
     return list(values)
 
 
+_SEQ_NUMBER = re.compile(r"-?[0-9]{1,9}")
+
+
 def _substitute(command: str, shell: _Shell) -> list[str] | None:
     """The output of the command substitutions launch scripts use, else None (unknown)."""
     words = command.split()
     if words[:1] == ["seq"] and 2 <= len(words) <= 4:
-        try:
-            numbers = [int(w) for w in words[1:]]
-        except ValueError:
-            numbers = []
+        # Numbers of at most nine digits: a longer one is not a batch size, and its digits alone
+        # could be megabytes of output.
+        numbers = [int(w) for w in words[1:]] if all(_SEQ_NUMBER.fullmatch(w) for w in words[1:]) else []
         if numbers:
             first, step, last = (1, 1, numbers[0]) if len(numbers) == 1 else (
                 (numbers[0], 1, numbers[1]) if len(numbers) == 2 else tuple(numbers)
@@ -430,6 +586,8 @@ def _tokenize(text: str, source: str) -> list:
 
 
 _PLACEHOLDER = re.compile(r"<[A-Za-z][\w.-]*>(?=[\s;|&)]|$)")
+# Characters no _take_* method starts on inside a word ('#' starts a comment only between words).
+_PLAIN = re.compile(r"[^ \t\r\n\\'\"$;&|()<>]*")
 
 
 class _Tokenizer:
@@ -446,8 +604,11 @@ class _Tokenizer:
     def run(self) -> list:
         while self.index < len(self.text):
             if not (self._take_blank() or self._take_quoted() or self._take_dollar() or self._take_operator()):
-                self.add("lit", self.text[self.index])
-                self.index += 1
+                # A run of plain characters in one step: a long word costs one call, not one per character.
+                plain = _PLAIN.match(self.text, self.index + 1)
+                end = plain.end() if plain else self.index + 1
+                self.add("lit", self.text[self.index : end])
+                self.index = end
         self.flush()
         return self.tokens
 
@@ -529,10 +690,10 @@ class _Tokenizer:
     def _take_operator(self) -> bool:
         """A placeholder, an array's opening, a redirection (skipped), or an operator."""
         text, index, char = self.text, self.index, self.text[self.index]
-        placeholder = _PLACEHOLDER.match(text[index:]) if char == "<" else None
+        placeholder = _PLACEHOLDER.match(text, index) if char == "<" else None
         if placeholder:  # `--model <your-model>` in documentation: a placeholder, not a redirection
             self.add("lit", placeholder.group(0))
-            self.index += placeholder.end()
+            self.index = placeholder.end()
             return True
         if char not in ";&|()<>":
             return False

@@ -1,4 +1,7 @@
-"""Write an outcome for people (rich), for programs (JSON, schema_version 1) and for CI (SARIF)."""
+"""Write an outcome for people (rich), for programs (JSON, schema_version 1) and for CI (SARIF).
+
+Every form shows secrets masked (specguard/redact.py): the launch's argv and env, a change or a
+fix's edit of a secret flag or env var, and any ``--api-key VALUE`` a message quotes."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from specguard import __version__
 from specguard.dialects import render, render_command
 from specguard.engine import Outcome
 from specguard.models import Dialect, Finding, ModelFacts, Severity
+from specguard.redact import redact_spec, redact_text, redact_value
 from specguard.rules.base import CheckContext
 
 SCHEMA_VERSION = 1
@@ -43,10 +47,10 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     fix = None
     if finding.fix is not None:
         fix = {
-            "title": finding.fix.title,
+            "title": redact_text(finding.fix.title),
             "applicability": finding.fix.applicability.value,
             "edits": [
-                {"flag": e.name, "value": list(e.value) if isinstance(e.value, tuple) else e.value, **({"target": "env"} if e.target == "env" else {})}
+                {"flag": e.name, "value": _plain(redact_value(e.name, e.value)), **({"target": "env"} if e.target == "env" else {})}
                 for e in finding.fix.edits
             ],
         }
@@ -54,7 +58,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "code": finding.code,
         "name": finding.name,
         "severity": finding.severity.value,
-        "message": finding.message,
+        "message": redact_text(finding.message),
         "flags": list(finding.flags),
         "fix": fix,
         "applied": finding.applied,
@@ -69,6 +73,7 @@ def _plain(value: Any) -> Any:
 def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     corrected = outcome.corrected
     resolved_ctx = ctx.with_spec(corrected)  # type: ignore[arg-type]
+    shown = redact_spec(corrected)  # type: ignore[arg-type]
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "ok": outcome.exit_code == 0,
@@ -78,15 +83,15 @@ def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | No
         "environment": ctx.env.model_dump(mode="json"),
         "findings": [finding_json(f) for f in outcome.findings],
         "changes": [
-            {"flag": c.name, "old": _plain(c.old), "new": _plain(c.new), "rule": c.rule, **({"target": "env"} if c.target == "env" else {})}
+            {"flag": c.name, "old": _plain(redact_value(c.name, c.old)), "new": _plain(redact_value(c.name, c.new)), "rule": c.rule, **({"target": "env"} if c.target == "env" else {})}
             for c in outcome.changes
         ],
         "conflicts": [
-            {"flag": c.name, "proposals": [{"rule": code, "value": _plain(value)} for code, value in c.proposals]}
+            {"flag": c.name, "proposals": [{"rule": code, "value": _plain(redact_value(c.name, value))} for code, value in c.proposals]}
             for c in outcome.conflicts
         ],
-        "argv": render(corrected),  # type: ignore[arg-type]
-        "env": dict(corrected.env),  # type: ignore[attr-defined]
+        "argv": render(shown),
+        "env": dict(shown.env),
         "resolved": resolved_ctx.resolution.model_dump(mode="json"),
     }
     if extra:
@@ -135,7 +140,7 @@ def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: 
                 {
                     "ruleId": f.code,
                     "level": level[f.severity],
-                    "message": {"text": f.message + (" (fixed)" if f.applied else "")},
+                    "message": {"text": redact_text(f.message) + (" (fixed)" if f.applied else "")},
                     "locations": [{"physicalLocation": physical}],
                     "properties": {"flags": list(f.flags), "applied": f.applied},
                 }
@@ -247,10 +252,10 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
         table.add_column("severity", overflow="fold")
         table.add_column("finding and fix", ratio=1, overflow="fold")
         for f in outcome.findings:
-            text = f.message
+            text = redact_text(f.message)
             if f.fix is not None:
                 status = "applied" if f.applied else ("--fix" if f.fix.applicability.value == "safe" else "--unsafe-fixes")
-                text += f"\n[dim]fix ({f.fix.applicability.value}, {status}):[/dim] {f.fix.title}"
+                text += f"\n[dim]fix ({f.fix.applicability.value}, {status}):[/dim] {redact_text(f.fix.title)}"
             elif f.applied:
                 text += "\n[dim]resolved by the fixes applied[/dim]"
             table.add_row(
@@ -267,12 +272,12 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
             changes.add_column(column, overflow="fold")
         for c in outcome.changes:
             name = c.name if c.target == "flag" else f"env {c.name}"
-            changes.add_row(name, _show(c.old), _show(c.new), c.rule)
+            changes.add_row(name, _show(redact_value(c.name, c.old)), _show(redact_value(c.name, c.new)), c.rule)
         console.print(changes)
         console.print("[bold]corrected launch:[/bold]")
-        console.print(render_command(outcome.corrected), markup=False, highlight=False)  # type: ignore[arg-type]
+        console.print(render_command(redact_spec(outcome.corrected)), markup=False, highlight=False)  # type: ignore[arg-type]
     for conflict in outcome.conflicts:
-        proposals = ", ".join(f"{code} wants {_show(v)}" for code, v in conflict.proposals)
+        proposals = ", ".join(f"{code} wants {_show(redact_value(conflict.name, v))}" for code, v in conflict.proposals)
         console.print(f"[yellow]conflict on {conflict.name}: {proposals}; neither was applied[/yellow]")
     errors = len(outcome.errors)
     fixable = sum(1 for f in outcome.findings if f.fix and not f.applied)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from specguard.errors import InputError
@@ -141,9 +142,12 @@ def convert(spec: FlagSpec, values: tuple[str, ...], written: str | None = None)
         return _to_int(spec, raw)
     if kind is ValueKind.FLOAT:
         try:
-            return float(raw)
+            number = float(raw)
         except ValueError:
-            raise InputError(f"{spec.flag} expects a number, got {raw!r}", hint=f"e.g. {spec.flag} 0.8") from None
+            raise InputError(f"{spec.flag} expects a number, got {shown_value(raw)}", hint=f"e.g. {spec.flag} 0.8") from None
+        if not math.isfinite(number):  # nan, inf, 1e999: no SGLang setting means anything with them
+            raise InputError(f"{spec.flag} expects a finite number, got {shown_value(raw)}", hint=f"e.g. {spec.flag} 0.8")
+        return number
     if spec.choices is not None:
         normalised = raw.upper() if spec.upper_case else raw
         if normalised not in spec.choices:
@@ -155,8 +159,20 @@ def convert(spec: FlagSpec, values: tuple[str, ...], written: str | None = None)
     return raw
 
 
+# SGLang hands sizes and counts to torch and CUDA as 64-bit integers; a larger one is no setting.
+MAX_FLAG_INT = 2**63 - 1
+
+
 def _to_int(spec: FlagSpec, raw: str) -> int:
     try:
-        return int(raw)
+        value = int(raw)  # more than 4300 digits is a ValueError too (int_max_str_digits)
     except ValueError:
-        raise InputError(f"{spec.flag} expects an integer, got {raw!r}", hint=f"e.g. {spec.flag} 4") from None
+        raise InputError(f"{spec.flag} expects an integer, got {shown_value(raw)}", hint=f"e.g. {spec.flag} 4") from None
+    if abs(value) > MAX_FLAG_INT:
+        raise InputError(f"{spec.flag} {shown_value(raw)} is larger than a 64-bit integer", hint=f"e.g. {spec.flag} 4")
+    return value
+
+
+def shown_value(raw: str) -> str:
+    """A flag value for a message: a pasted 5000-digit number is not echoed whole."""
+    return repr(raw) if len(raw) <= 40 else f"{raw[:30]!r}... ({len(raw)} characters)"

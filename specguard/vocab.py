@@ -6,10 +6,13 @@ checkpoints on this machine): the size of a vocabulary says nothing about its to
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from specguard.errors import InputError
+from specguard.folders import escape
+from specguard.hub import hub_cache_dir
+from specguard.json_input import parse_json
+from specguard.text_input import read_bytes_bounded
 
 TOKENIZER_FILE = "tokenizer.json"
 # Hub tokenizers run to ~20 MB (Gemma 3's is 33 MB); a file far beyond that is not a tokenizer.
@@ -23,12 +26,10 @@ def read_vocabulary(folder: Path) -> dict[int, str] | None:
     if not path.is_file():
         return None
     hint = "fix or re-download the file, or check the draft and target tokenizers by hand"
-    try:
-        if path.stat().st_size > MAX_TOKENIZER_BYTES:
-            raise InputError(f"{path} is larger than {MAX_TOKENIZER_BYTES // 2**20} MB, not a tokenizer.json", hint=hint)
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise InputError(f"{path} cannot be read as JSON ({type(error).__name__})", hint=hint) from None
+    problem = escape(folder, TOKENIZER_FILE, also_inside=(hub_cache_dir(),))
+    if problem is not None:
+        raise InputError(f"{path} {problem}", hint="copy the file into the model folder")
+    document = parse_json(read_bytes_bounded(path, str(path), limit=MAX_TOKENIZER_BYTES, hint=hint), str(path), hint=hint)
     model = document.get("model") if isinstance(document, dict) else None
     vocab = model.get("vocab") if isinstance(model, dict) else None
     by_id: dict[int, str] = {}
@@ -38,7 +39,10 @@ def read_vocabulary(folder: Path) -> dict[int, str] | None:
         by_id = {index: entry[0] for index, entry in enumerate(vocab) if isinstance(entry, list) and entry and isinstance(entry[0], str)}
     else:
         raise InputError(f"{path} has no model.vocab (not a Hugging Face tokenizers file)", hint=hint)
-    for added in document.get("added_tokens") or []:
+    added_tokens = document.get("added_tokens") or []
+    if not isinstance(added_tokens, list):
+        raise InputError(f"{path}: added_tokens is not a list", hint=hint)
+    for added in added_tokens:
         if isinstance(added, dict) and isinstance(added.get("id"), int) and isinstance(added.get("content"), str):
             by_id[added["id"]] = added["content"]
     return by_id

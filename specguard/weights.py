@@ -9,18 +9,27 @@ requests; from the HF cache, the cached shards' headers are read like a local di
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 import struct
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from specguard.errors import InputError
+from specguard.folders import escape
+from specguard.json_input import parse_json, shown
 from specguard.models import WeightFacts
+from specguard.text_input import file_kind, read_bytes_bounded
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
 # A header holds names and shapes; even DeepSeek-V3's largest shard header is well under this.
 MAX_HEADER_BYTES = 64 * 1024 * 1024
+# DeepSeek-V3's index (~90k tensors) is about 9 MB.
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+# safetensors sizes are usize (64-bit); anything larger is no tensor.
+MAX_TENSOR_SIZE = 2**63 - 1
 
 Header = Mapping[str, tuple[str, tuple[int, ...]]]  # tensor name -> (safetensors dtype, shape)
 
@@ -33,49 +42,117 @@ _QUANT_WEIGHT_DTYPES = frozenset({"F8_E4M3", "F8_E5M2", "I8", "U8", "I32", "F4"}
 
 def read_header(path: Path) -> Header:
     """The tensor table of one safetensors file (the ``__metadata__`` entry dropped)."""
+    hint = "the file is damaged or not safetensors; re-download it"
     try:
-        with path.open("rb") as handle:
-            prefix = handle.read(8)
-            if len(prefix) != 8:
-                raise InputError(f"{path} is not a safetensors file (shorter than 8 bytes)", hint="re-download the shard")
-            (length,) = struct.unpack("<Q", prefix)
-            if length > MAX_HEADER_BYTES:
-                raise InputError(f"{path} declares a {length}-byte safetensors header", hint="the file is damaged or not safetensors; re-download it")
-            raw = handle.read(length)
+        # Opened without blocking and checked on the opened file: a FIFO named like a shard would
+        # otherwise hang the check, and /dev/zero would pass for a header of zeros.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
-        raise InputError(f"cannot read {path} ({error.__class__.__name__})", hint="check the file's permissions") from None
+        raise InputError(f"cannot read {path} ({error.strerror or error.__class__.__name__})", hint="check the file's permissions") from None
     try:
-        table = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InputError(f"{path} has no valid safetensors header", hint="the file is damaged or not safetensors; re-download it") from None
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{path} is {file_kind(mode)}, not a safetensors file", hint="point at the checkpoint's real shard files")
+        os.set_blocking(descriptor, True)
+        prefix = _read_exactly(descriptor, 8)
+        if len(prefix) != 8:
+            raise InputError(f"{path} is not a safetensors file (shorter than 8 bytes)", hint="re-download the shard")
+        (length,) = struct.unpack("<Q", prefix)
+        if length > MAX_HEADER_BYTES:
+            raise InputError(f"{path} declares a {length}-byte safetensors header", hint=hint)
+        raw = _read_exactly(descriptor, length)
+    except OSError as error:
+        raise InputError(f"cannot read {path} ({error.strerror or error.__class__.__name__})", hint="check the file's permissions") from None
+    finally:
+        os.close(descriptor)
+    if len(raw) != length:
+        raise InputError(f"{path} ends inside its {length}-byte safetensors header", hint=hint)
+    table = parse_json(raw, f"{path}'s safetensors header", hint=hint)
     if not isinstance(table, dict):
-        raise InputError(f"{path} has no valid safetensors header", hint="the file is damaged or not safetensors; re-download it")
-    return {
-        name: (str(info.get("dtype")), tuple(int(n) for n in info.get("shape", ())))
-        for name, info in table.items()
-        if name != "__metadata__" and isinstance(info, dict)
-    }
+        raise InputError(f"{path} has no valid safetensors header (a JSON {type(table).__name__}, not an object)", hint=hint)
+    return tensor_table(table, str(path))
+
+
+def _read_exactly(descriptor: int, count: int) -> bytes:
+    chunks: list[bytes] = []
+    while count > 0:
+        chunk = os.read(descriptor, min(count, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count -= len(chunk)
+    return b"".join(chunks)
+
+
+def tensor_table(table: Mapping[str, Any], where: str) -> Header:
+    """Each tensor's (dtype, shape), checked: a dtype is a name, a shape a list of sizes.
+
+    safetensors itself refuses anything else (``safetensors/src/tensor.rs``: ``shape: Vec<usize>``),
+    so SGLang would fail loading the checkpoint; a float, negative, NaN or string size is not a
+    size to reason about."""
+    hint = "the header is damaged; re-download the checkpoint"
+    header: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for name, info in table.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(info, dict):
+            raise InputError(f"{where}: tensor {shown(name)} is {shown(info)}, not an object with dtype and shape", hint=hint)
+        dtype, shape = info.get("dtype"), info.get("shape")
+        if not isinstance(dtype, str):
+            raise InputError(f"{where}: tensor {shown(name)} has dtype {shown(dtype)}, not a dtype name", hint=hint)
+        if not isinstance(shape, list) or not all(_is_size(n) for n in shape):
+            raise InputError(f"{where}: tensor {shown(name)} has shape {shown(shape)}, not a list of sizes (whole numbers 0 or more)", hint=hint)
+        header[name] = (dtype, tuple(shape))
+    return header
+
+
+def _is_size(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TENSOR_SIZE
 
 
 def shard_names(directory: Path) -> list[str] | None:
-    """The shard files a local checkpoint holds: those its index names, else ``*.safetensors``."""
+    """The shard files a local checkpoint holds: those its index names, else ``*.safetensors``;
+    each one inside ``directory`` (or the HF cache its symlinks lead to)."""
     index = directory / INDEX_FILE
-    if index.is_file():
-        weight_map = _weight_map(index)
-        return sorted(set(weight_map.values()))
+    if index.exists() or index.is_symlink():  # a FIFO or a link out is refused, not skipped
+        return sorted(set(_weight_map(index, directory).values()))
     shards = sorted(p.name for p in directory.glob("*.safetensors"))
+    for shard in shards:
+        problem = escape(directory, shard, also_inside=_hub_cache())
+        if problem is not None:
+            raise InputError(f"{directory / shard} {problem}", hint="copy the shard into the model folder, or pass the folder that holds it")
     return shards or None
 
 
-def _weight_map(index: Path) -> dict[str, str]:
-    try:
-        document = json.loads(index.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise InputError(f"{index} is not valid JSON", hint="re-download model.safetensors.index.json") from None
+def _hub_cache() -> tuple[Path, ...]:
+    """Where a symlinked shard may lead: the Hugging Face cache (a snapshot's files, and folders
+    written by ``hf download --local-dir`` before huggingface_hub 0.23, link into its blobs)."""
+    from specguard.hub import hub_cache_dir
+
+    return (hub_cache_dir(),)
+
+
+def _weight_map(index: Path, folder: Path) -> dict[str, str]:
+    """``weight_map`` of ``index``: tensor name -> shard file, every shard inside ``folder``."""
+    hint = "re-download model.safetensors.index.json"
+    problem = escape(folder, index.name, also_inside=_hub_cache())
+    if problem is not None:
+        raise InputError(f"{index} {problem}", hint="copy the file into the model folder")
+    text = read_bytes_bounded(index, str(index), limit=MAX_INDEX_BYTES, hint=hint)
+    document = parse_json(text, str(index), hint=hint)
     weight_map = document.get("weight_map") if isinstance(document, dict) else None
     if not isinstance(weight_map, dict):
-        raise InputError(f"{index} has no weight_map", hint="re-download model.safetensors.index.json")
-    return {str(k): str(v) for k, v in weight_map.items()}
+        raise InputError(f"{index} has no weight_map", hint=hint)
+    for tensor, shard in weight_map.items():
+        if not isinstance(shard, str):
+            raise InputError(f"{index}: weight_map entry {shown(tensor)} is {shown(shard)}, not a file name", hint=hint)
+        problem = escape(folder, shard, also_inside=_hub_cache())
+        if problem is not None:
+            raise InputError(
+                f"{index}: weight_map entry {shown(tensor)} names {shown(shard)}, which {problem}; specguard reads only the model folder's own files",
+                hint="re-download model.safetensors.index.json (shard names are plain file names beside it)",
+            )
+    return weight_map
 
 
 def local_weights(directory: Path, *, num_hidden_layers: int | None) -> WeightFacts | None:
@@ -86,7 +163,7 @@ def local_weights(directory: Path, *, num_hidden_layers: int | None) -> WeightFa
     header: dict[str, tuple[str, tuple[int, ...]]] = {}
     for shard in shards:
         path = directory / shard
-        if not path.is_file():
+        if not path.exists():
             raise InputError(
                 f"{directory / INDEX_FILE} names shard {shard}, which is missing",
                 hint="finish the download (or pass the directory that holds every shard)",
@@ -113,12 +190,15 @@ def hub_weights(repo_id: str, *, revision: str | None, offline: bool, num_hidden
         metadata = get_safetensors_metadata(repo_id, revision=revision)
     except (NotASafetensorsRepoError, SafetensorsParsingError, HfHubHTTPError, OSError, ValueError):
         return None  # no headers to read: the weight rules stay quiet, the config rules still run
-    header = {
-        name: (info.dtype, tuple(info.shape))
-        for file_metadata in metadata.files_metadata.values()
-        for name, info in file_metadata.tensors.items()
-    }
     label = f"{repo_id}@{revision}" if revision else repo_id
+    header = tensor_table(
+        {
+            name: {"dtype": info.dtype, "shape": list(info.shape)}
+            for file_metadata in metadata.files_metadata.values()
+            for name, info in file_metadata.tensors.items()
+        },
+        f"hub safetensors headers of {label}",
+    )
     return weight_facts(header, source=f"hub safetensors headers of {label}", num_hidden_layers=num_hidden_layers)
 
 
@@ -127,7 +207,8 @@ def _cached_weights(repo_id: str, *, revision: str | None, num_hidden_layers: in
 
     index = try_to_load_from_cache(repo_id, INDEX_FILE, revision=revision)
     if isinstance(index, str):
-        shards = sorted(set(_weight_map(Path(index)).values()))
+        # The snapshot folder: its files are symlinks into the repo's blobs, inside the HF cache.
+        shards = sorted(set(_weight_map(Path(index), Path(index).parent).values()))
     else:
         shards = [SINGLE_FILE]
     paths = [try_to_load_from_cache(repo_id, shard, revision=revision) for shard in shards]

@@ -145,6 +145,10 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
             raise InputError(f"--algorithm {algorithm}", hint="use STANDALONE, NGRAM, EAGLE or EAGLE3")
         if algo != "NGRAM" and draft_dir is None:
             raise InputError(f"--algorithm {algo} needs --draft")
+        grid = settings_grid(algo, steps_list, topk_list, ndt_list)
+        if not grid:
+            raise InputError("no valid setting in the grid", hint="num_draft_tokens must be at most 1 + topk + (steps - 1) * topk^2")
+        _refuse_impossible_rounds(algo, grid, target_dir)
         if device == "cpu":
             torch.set_num_threads(max(1, min(torch.get_num_threads(), 8)))
         pair = load_pair(target_dir, draft_dir if algo != "NGRAM" else None, algo, device, None if dtype == "auto" else dtype)
@@ -154,10 +158,16 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
     except RuntimeInputError as error:  # CheckpointError included: one clear line
         raise InputError(str(error)) from None
     prompt_ids = [pair.tokenizer.encode(t) or [0] for t in texts]
-    grid = settings_grid(algo, steps_list, topk_list, ndt_list)
-    if not grid:
-        raise InputError("no valid setting in the grid", hint="num_draft_tokens must be at most 1 + topk + (steps - 1) * topk^2")
     longest = max(len(p) for p in prompt_ids) + max_new_tokens
+    context = pair.target.config.max_position_embeddings
+    if longest > context:
+        # The cache is sized for the longest prompt plus its new tokens: past the target's context
+        # the positions have no meaning and the allocation may not fit at all.
+        raise InputError(
+            f"--max-new-tokens {max_new_tokens}: the longest prompt plus {max_new_tokens} new tokens is {longest} tokens, "
+            f"past the target's context of {context}",
+            hint=f"give --max-new-tokens at most {max(1, context - (longest - max_new_tokens))}",
+        )
     pair.setup(longest, max(s.num_draft_tokens + s.num_steps * s.topk for s in grid))
 
     # Expected duration: one target forward per verify, upper bound of max_new_tokens verifies per prompt.
@@ -213,6 +223,32 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
     if interrupted:
         print("stopped by Ctrl-C: the figures above cover the settings measured so far", file=sys.stderr)
         raise SystemExit(130)
+
+
+def _refuse_impossible_rounds(algorithm: str, grid: list[Any], target_dir: str) -> None:
+    """A setting the server refuses (``runtime.flags.round_limit``, the one bound for both) is
+    refused before any weight loads: measured, a round past the target's context drafts for
+    minutes and then fails allocating its tree."""
+    from specguard.runtime.config import load_config
+    from specguard.runtime.flags import round_limit
+
+    config = load_config(Path(target_dir))
+    for setting in grid:
+        steps, ndt = setting.num_steps, setting.num_draft_tokens
+        # NGRAM's breadth walks its trie, not the vocabulary (as the server checks it)
+        topk = 1 if algorithm == "NGRAM" else setting.topk
+        limit = round_limit(steps, topk, ndt, context=config.max_position_embeddings, vocab=config.vocab_size)
+        if limit is None:
+            continue
+        if limit.bound == "vocab":
+            raise InputError(f"--topk {topk}: more than the target's {limit.limit} tokens", hint="the server refuses it too; use a smaller --topk")
+        # NGRAM derives its steps from --draft-tokens: that is the flag to name
+        chain = algorithm != "NGRAM" and steps + 1 >= ndt
+        flag, value = ("--steps", steps) if chain else ("--draft-tokens", ndt)
+        raise InputError(
+            f"{flag} {value}: a speculative round of {limit.value} tokens does not fit the target's context length of {limit.limit}",
+            hint=f"the server refuses it too; keep a round within {limit.limit} tokens",
+        )
 
 
 def importlib_missing(name: str) -> bool:

@@ -38,6 +38,7 @@ from specguard.errors import InputError
 from specguard.frozen import Frozen
 from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
+from specguard.redact import redact_text
 from specguard.refs import is_commit_prefix
 from specguard.report import (
     SCHEMA_VERSION,
@@ -124,11 +125,12 @@ def build_inputs(
 
 def pinned_version(path: str) -> str:
     """The sglang release a requirements / pip freeze file pins (--requirements)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"--requirements {path}: cannot read it ({error.__class__.__name__})", hint="give a requirements.txt or pip freeze output") from None
-    version = version_from_requirements(text)
+    from specguard.text_input import read_text_bounded
+
+    text = read_text_bounded(Path(path), f"--requirements {path}", hint="give a requirements.txt or pip freeze output")
+    # Only the lines that name sglang: the pin's pattern starts with ^\s*, which rescans a run of
+    # blank lines from each of them (a megabyte of newlines took minutes).
+    version = version_from_requirements("\n".join(line for line in text.splitlines() if "sglang" in line.lower()))
     if version is None:
         raise InputError(f"--requirements {path} pins no sglang release", hint="it needs a line sglang==X.Y.Z, or give --sglang-version")
     return version
@@ -193,7 +195,7 @@ class CheckedLaunch(Frozen, kw_only=False):
 DETAILS = {
     "check": "SERVER_ARGS after `--` (SGLang's, slime's or sgl-jax's spelling), a whole command as one string (env prefixes, "
     "`docker run ... IMAGE ...` included), `-` to read it from stdin, or --script FILE.\n\n"
-    "Exit codes: 0 no error finding; 1 error findings remain; 2 usage or input error.",
+    "Exit codes: 0 no error finding; 1 error findings remain; 2 usage or input error; 130 interrupted (Ctrl-C).",
 }
 
 SCRIPT = Option("--script", "A slime or SGLang launch script (- for stdin): every launch in it is checked, by line.", metavar="FILE|-")
@@ -229,7 +231,7 @@ def run(invocation: Invocation) -> int:
                 sglang_version=o.sglang_version, gpu=o.gpu, gpu_count=o.gpu_count, env=o.env, offline=o.offline, found=request.found,
                 requirements=o.requirements, slime_version=o.slime_version, sgl_jax_version=o.sgl_jax_version,
             )
-            notes: list[str] = []
+            notes: list[str] = list(request.found.notes) if request.found else []
             check_ctx, outcome = run_check(inputs, fix_level(o.fix, o.unsafe_fixes), notes)
             checked.append(CheckedLaunch(request, check_ctx, with_handled(preset, check_ctx, outcome), tuple(notes)))
         if write is not None:
@@ -261,7 +263,7 @@ def run(invocation: Invocation) -> int:
                 image = f" in {found.image}" if found.image else ""
                 console.print(f"[bold]{found.source}:{found.line}[/bold]: launch {number} of {len(checked)}{image}", markup=True, highlight=False)
             for note in c.notes:
-                console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+                console.print(f"[yellow]note:[/yellow] {redact_text(note)}", highlight=False)
             print_human(c.outcome, c.ctx, console)
             if o.explain_memory:  # --explain-memory (specguard/memory/report.py)
                 from specguard.memory.report import print_memory
@@ -279,5 +281,5 @@ def _launch_json(checked: CheckedLaunch, explain_memory: bool) -> dict:
     if found is not None:
         document["location"] = {"file": found.source, "line": found.line, "image": found.image, "dialect": found.dialect.value}
     if checked.notes:
-        document["notes"] = list(checked.notes)
+        document["notes"] = [redact_text(note) for note in checked.notes]
     return document

@@ -27,7 +27,7 @@ def clean_errors(json_output: Callable[[], bool | str] = lambda: False) -> Itera
     except Exception as error:
         if debug_enabled():
             raise
-        _fail(f"internal error ({error.__class__.__name__}): {_redact(str(error))}; rerun with SPECGUARD_DEBUG=1 for the traceback", json_output())
+        _fail(f"internal error ({error.__class__.__name__}): {error}; rerun with SPECGUARD_DEBUG=1 for the traceback", json_output())
 
 
 def _fail(message: str, as_json: bool | str) -> None:
@@ -37,7 +37,11 @@ def _fail(message: str, as_json: bool | str) -> None:
 
 def print_error(message: str, as_json: bool | str, *, see: str | None = None) -> None:
     """An error as one line on stderr (``see``: the command whose --help to point at), or under
-    ``as_json`` as a document on stdout: True for JSON, "sarif" for a SARIF log holding it."""
+    ``as_json`` as a document on stdout: True for JSON, "sarif" for a SARIF log holding it.
+    A secret the message quotes (``--api-key VALUE``, ``HF_TOKEN=...``, an ``hf_`` token) is masked."""
+    from specguard.redact import redact_text
+
+    message = redact_text(message)
     if as_json == "sarif":
         from specguard.report import error_sarif
 
@@ -47,9 +51,3 @@ def print_error(message: str, as_json: bool | str, *, see: str | None = None) ->
     else:
         print(f"specguard: error: {message}" + (f" (see {see} --help)" if see else ""), file=sys.stderr)
 
-
-def _redact(text: str) -> str:
-    """Never echo a Hugging Face token that an exception message might carry."""
-    import re
-
-    return re.sub(r"hf_[A-Za-z0-9]{10,}", "hf_***", text)

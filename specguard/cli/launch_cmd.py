@@ -14,13 +14,16 @@ Exit codes (also in the command's help and docs/launch.md):
 * Ctrl-C / SIGTERM / SIGHUP / SIGQUIT: the signal is passed to the runtime's process group; when
   the runtime then shuts down cleanly the launcher exits 128 + N (130 SIGINT, 143 SIGTERM, 129
   SIGHUP, 131 SIGQUIT), the shell's convention for "stopped by that signal"; 137 if it had to be
-  killed after ``--stop-timeout``. If the launcher itself is killed (SIGKILL), a watchdog
-  (``specguard/launch/watchdog.py``) stops the runtime's group.
+  killed after ``--stop-timeout``. If the launcher itself is killed (SIGKILL, alone or with its
+  whole process group), the runtime gets SIGTERM from the kernel (``specguard/launch/parent_death.py``)
+  and a watchdog in its own session (``specguard/launch/watchdog.py``) stops the runtime's group.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -106,6 +109,8 @@ def run(invocation: Invocation) -> int:
         from specguard.launch.console import ResilientStream
         from specguard.launch.session import LaunchRequest, prepare
 
+        if o.log_file is not None:
+            _refuse_unusable_log_file(o.log_file)
         reject_misspelled_options(invocation.server_args, invocation.own_options)
         requests = requests_from(invocation.server_args, None, preset=o.preset)
         if len(requests) > 1:
@@ -119,6 +124,10 @@ def run(invocation: Invocation) -> int:
         request = LaunchRequest(dry_run=o.dry_run, as_json=as_json, no_fix=o.no_fix, unsafe_fixes=o.unsafe_fixes, force=o.force,
                                 host=o.host, port=o.port, runtime=o.runtime.value, preset=o.preset)
         session = prepare(inputs, request, console, confirm=_confirm)
+        if session.plan is not None and session.plan.startable:
+            # A dry run too: it shows what would start here. (A command printed to run elsewhere
+            # may name an address of that machine.)
+            _refuse_unbindable_host(session.plan.host)
         if o.dry_run or session.blocked:
             _print_dry_run(session, as_json, console)
             return 1 if session.blocked else 0
@@ -134,6 +143,32 @@ def run(invocation: Invocation) -> int:
 
     return run_session(session, console, ready_timeout=o.ready_timeout, smoke=not o.no_smoke, log_file=o.log_file,
                        retry_with_fix=o.retry_with_fix, stop_timeout=o.stop_timeout, health_interval=o.health_interval)
+
+
+def _refuse_unusable_log_file(path: Path) -> None:
+    """Only a regular file (or a path to create one) is a log file: opening a FIFO blocks until a
+    reader comes, and a reader that stops reading would stall the runtime's log, then the runtime.
+    /dev/null is the one device taken: writing there discards the log and never waits."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return  # created when the runtime starts
+    except OSError as error:
+        raise InputError(f"--log-file {path}: {error.strerror or error}", hint="give the path of a regular file") from None
+    if stat.S_ISCHR(mode) and os.path.samefile(path, os.devnull):
+        return  # the usual way to discard a log; it never blocks
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else (
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise InputError(f"--log-file {path} is {kind}", hint="give the path of a regular file (created if missing)")
+
+
+def _refuse_unbindable_host(host: str) -> None:
+    from specguard.launch.probe import bind_problem
+
+    problem = bind_problem(host)
+    if problem is not None:
+        raise InputError(f"--host {host} {problem}", hint="bind 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)")
 
 
 def _confirm(question: str) -> bool:
@@ -152,19 +187,23 @@ def _print_dry_run(session: LaunchSession, as_json: bool, console: Console) -> N
     plan = session.plan
     if plan is None:
         return
+    from specguard.redact import redact_env, redact_text
+
     if as_json:
-        from specguard.redact import redact_argv
         from specguard.report import outcome_json
 
-        document = outcome_json(session.outcome, session.ctx, extra={"launch": dry_run_launch(session, plan)})
-        document["argv"] = redact_argv(document["argv"])
+        # outcome_json masks the launch's argv and env; the plan's env and text are masked here.
+        launch = dry_run_launch(session, plan)
+        launch["env"] = redact_env(launch["env"])
+        launch["reason"] = redact_text(launch["reason"])
+        document = outcome_json(session.outcome, session.ctx, extra={"launch": launch})
         document["exit_code"] = 1 if session.blocked else 0
         print(json.dumps(document, indent=2))
         return
-    console.print(f"[bold]runtime:[/bold] {plan.runtime} ({plan.reason})")
+    console.print(f"[bold]runtime:[/bold] {plan.runtime} ({redact_text(plan.reason)})", highlight=False)
     if session.blocked:
         return
-    for key, value in plan.env.items():
+    for key, value in redact_env(plan.env).items():
         console.print(f"env {key}={value}", markup=False)
     if session.nodes:
         for rank, command in enumerate(session.nodes):

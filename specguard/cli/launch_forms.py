@@ -96,9 +96,10 @@ def _requests(launches: list[FoundLaunch], where: str) -> list[LaunchRequest]:
 
 
 def _read_stdin(option: str) -> str:
+    """Stdin's text, at most the launch text specguard reads (``< /dev/zero`` ends at once)."""
+    from specguard.launch_text import MAX_LAUNCH_TEXT_BYTES
+    from specguard.text_input import read_stream_bounded
+
     if sys.stdin is None or sys.stdin.isatty():
         raise InputError(f"{option} reads the launch from stdin, but stdin is a terminal", hint="pipe a command or a script into it")
-    try:
-        return sys.stdin.read()
-    except UnicodeDecodeError:
-        raise InputError(f"{option}: stdin is not UTF-8 text", hint="pipe a shell command or script") from None
+    return read_stream_bounded(sys.stdin.buffer, f"{option}: stdin", limit=MAX_LAUNCH_TEXT_BYTES, hint="pipe a shell command or script of a few KiB")

@@ -19,6 +19,7 @@ from specguard.cli.parsing import Invocation, Parser, UsageError
 from specguard.frozen import Frozen
 from specguard.spelling import closest
 
+INTERRUPTED = 130  # Ctrl-C, in every command
 HELP = "Validate, correct and launch speculative decoding for SGLang, slime and sgl-jax."
 
 
@@ -80,8 +81,10 @@ def main(argv: list[str]) -> int:
     except SystemExit as stop:  # --help printed, or an error already reported (cli/errors.py)
         return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
     except KeyboardInterrupt:
+        # 128 + SIGINT, as a shell reports it: 1 means "error findings remain", and a CI script
+        # must tell an interrupted run from a failed check.
         print("specguard: aborted", file=sys.stderr)
-        return 1
+        return INTERRUPTED
 
 
 def top_help() -> str:

@@ -31,7 +31,10 @@ SGL_JAX_VERSION = Option(
 REQUIREMENTS = Option("--requirements", "A requirements.txt or `pip freeze` output that pins sglang==X: check against that release.", metavar="FILE")
 SLIME_VERSION = Option("--slime-version", "The slime release (v0.3.1) or commit the launch runs with: check against the SGLang its docker image pins.", metavar="TAG|COMMIT")
 GPU = Option("--gpu", "GPU model (H100, A100, B200, MI300X, TPU, cpu, ...). Default: nvidia-smi.", metavar="NAME")
-GPU_COUNT = Option("--gpu-count", "GPUs per node.", convert=at_least(int, 1), metavar="N")
+# No node holds more than a few dozen GPUs; a count past this is a typo, and the memory and
+# parallelism arithmetic would take it at its word.
+MAX_GPUS_PER_NODE = 1024
+GPU_COUNT = Option("--gpu-count", "GPUs per node.", convert=at_least(int, 1, MAX_GPUS_PER_NODE), metavar="N")
 ENV = Option("--env", "KEY=VALUE env var for the launch (repeatable).", repeat=True, metavar="KEY=VALUE")
 FIX = Option("--fix", "Apply the safe fixes.", switch=True)
 UNSAFE_FIXES = Option("--unsafe-fixes", "Apply every fix, unsafe ones included.", switch=True)

@@ -16,6 +16,7 @@ flags need no ``--`` before them, and a word is a launch given as text (``split_
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -180,16 +181,21 @@ def choice(enum: type[E]) -> Callable[[str], E]:
 
 
 def at_least(kind: Callable[[str], Any], minimum: float, maximum: float | None = None) -> Callable[[str], Any]:
-    """An int or float in [minimum, maximum]."""
+    """An int or float in [minimum, maximum]; never nan or infinite (nan passes every comparison:
+    ``--stop-timeout nan`` would mean no grace at all)."""
 
     def convert(text: str) -> Any:
+        from specguard.spec import shown_value  # a pasted 5000-digit number is not echoed whole
+
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {kind.__name__}") from None
+            raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a valid {kind.__name__}") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a finite number")
         if value < minimum or (maximum is not None and value > maximum):
             bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-            raise argparse.ArgumentTypeError(f"{text} is not {bound}")
+            raise argparse.ArgumentTypeError(f"{shown_value(text)} is not {bound}")
         return value
 
     convert.__name__ = kind.__name__

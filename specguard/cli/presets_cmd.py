@@ -86,10 +86,14 @@ def show_command(name: str, output_format: OutputFormat) -> int:
         )
         check_ctx, outcome = run_check(inputs, None)
         outcome = with_handled(name, check_ctx, outcome)
+    from specguard.redact import redact_env, redact_flag_mapping, redact_yaml_text, secret_values
+
     if as_json:
         from specguard.report import outcome_json
 
-        print(json.dumps(outcome_json(outcome, check_ctx, {"preset": loaded.preset.model_dump(mode="json", exclude_none=True)}), indent=2))
+        preset = loaded.preset.model_dump(mode="json", exclude_none=True)
+        preset["flags"], preset["env"] = redact_flag_mapping(preset["flags"]), redact_env(preset["env"])
+        print(json.dumps(outcome_json(outcome, check_ctx, {"preset": preset}), indent=2))
         return outcome.exit_code
     import io
 
@@ -98,11 +102,12 @@ def show_command(name: str, output_format: OutputFormat) -> int:
     from specguard.report import print_human
 
     # stdout stays a valid YAML document (`presets show NAME > mine.yaml` is a preset): the file
-    # verbatim, and what check says of it as YAML comments after it, never wrapped into the YAML.
+    # verbatim but for a secret's value (masked), and what check says of it as YAML comments
+    # after it, never wrapped into the YAML.
     report = io.StringIO()
     print_human(outcome, check_ctx, Console(file=report, width=110, no_color=True, highlight=False))
     print(f"# {loaded.path}")
-    print(text.rstrip("\n"))
+    print(redact_yaml_text(text, secret_values(loaded.preset.flags, loaded.preset.env)).rstrip("\n"))
     print(f"\n# specguard check --preset {name} --offline")
     for line in report.getvalue().rstrip("\n").splitlines():
         print(f"# {line}".rstrip())

@@ -1,4 +1,9 @@
-"""``specguard render --preset NAME --to DIALECT``: the corrected launch, ready to paste."""
+"""``specguard render --preset NAME --to DIALECT``: the corrected launch, ready to paste.
+
+What render prints is shown, so a secret in it (``--api-key``, ``HF_TOKEN``; specguard/redact.py)
+is printed as ``***``, like everywhere else specguard prints a launch. A file that keeps the real
+value is what ``specguard check --preset NAME --write FILE`` writes.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,11 @@ from specguard.cli.options import (
 )
 from specguard.cli.parsing import Invocation, Option, Parser, add_options, choice
 from specguard.models import Dialect
+
+DETAILS = {
+    "render": "Secrets (--api-key, --admin-api-key, HF_TOKEN, ...) are printed as ***: "
+    "`specguard check --preset NAME --write FILE` writes a preset that keeps them.",
+}
 
 
 class RenderTarget(StrEnum):
@@ -54,6 +64,12 @@ def run(invocation: Invocation) -> int:
         from specguard.dialects import render_command as command_line
         from specguard.presets import load
         from specguard.presets.commands import dump_yaml, preset_document
+        from specguard.redact import (
+            redact_env,
+            redact_flag_mapping,
+            redact_spec,
+            redact_value,
+        )
 
         loaded = load(preset)
         inputs = build_inputs(
@@ -62,8 +78,13 @@ def run(invocation: Invocation) -> int:
         )
         _, outcome = run_check(inputs, None if o.no_fix else fix_level(True, o.unsafe_fixes))
         corrected = outcome.corrected
+        shown = redact_spec(corrected)
         if to is RenderTarget.yaml:
-            text = dump_yaml(preset_document(loaded.preset, corrected, base_env=dict(os.environ))).rstrip()
+            document = preset_document(loaded.preset, corrected, base_env=dict(os.environ))
+            document["flags"] = redact_flag_mapping(document["flags"])
+            if "env" in document:
+                document["env"] = redact_env(document["env"])
+            text = dump_yaml(document).rstrip()
         elif to is RenderTarget.json:
             dialect = loaded.preset.flag_dialect
             text = json.dumps(
@@ -71,17 +92,20 @@ def run(invocation: Invocation) -> int:
                     "schema_version": 1,
                     "preset": loaded.preset.name,
                     "dialect": dialect.value,
-                    "argv": render(corrected, dialect),
-                    "argv_by_dialect": {d.value: render(corrected, d) for d in loaded.preset.render_dialects},
-                    "env": dict(corrected.env),
-                    "changes": [{"flag": c.name, "old": c.old, "new": c.new, "rule": c.rule} for c in outcome.changes],
+                    "argv": render(shown, dialect),
+                    "argv_by_dialect": {d.value: render(shown, d) for d in loaded.preset.render_dialects},
+                    "env": dict(shown.env),
+                    "changes": [
+                        {"flag": c.name, "old": redact_value(c.name, c.old), "new": redact_value(c.name, c.new), "rule": c.rule}
+                        for c in outcome.changes
+                    ],
                     "exit_code": outcome.exit_code,
                 },
                 indent=2,
                 default=list,
             )
         else:
-            text = _commands(corrected, Dialect(DialectChoice(to.value).value), command_line)
+            text = _commands(shown, Dialect(DialectChoice(to.value).value), command_line)
     print(text)
     if outcome.errors:
         print(f"specguard: {len(outcome.errors)} error finding(s) remain: run `specguard check --preset {preset}`", file=sys.stderr)

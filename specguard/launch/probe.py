@@ -72,6 +72,22 @@ class Client:
         return None
 
 
+def bind_problem(host: str) -> str | None:
+    """Why a server could not bind ``host`` on this machine (None: it can): a name that does not
+    resolve (``no.such.host.invalid``, ``999.1.1.1``), or an address of another machine. Binds port
+    0, so no port is taken and nothing else is probed."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except (OSError, UnicodeError, ValueError) as error:  # gaierror is an OSError; IDNA and NUL bytes raise the others
+        return f"does not resolve ({getattr(error, 'strerror', None) or error})"
+    with socket.socket(family, kind, proto) as sock:
+        try:
+            sock.bind(address)
+        except OSError as error:
+            return f"is not an address of this machine ({error.strerror or error})"
+    return None
+
+
 def port_is_free(host: str, port: int) -> bool:
     """Whether ``host:port`` can be bound now (the server's own bind would succeed)."""
     bind_host = "" if host in ("0.0.0.0", "::") else host

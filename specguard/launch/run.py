@@ -39,7 +39,7 @@ def run(session: LaunchSession, console: Any, *, ready_timeout: float, smoke: bo
     sink: IO[str] | None = None
     if log_file is not None:
         try:
-            sink = open(log_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives as long as the run
+            sink = open(log_file, "a", encoding="utf-8", buffering=1, opener=_open_without_waiting)  # noqa: SIM115 - lives as long as the run
         except OSError as error:
             fail(console, f"--log-file {log_file}: {error.strerror or error}")
             return 2
@@ -104,6 +104,12 @@ def run(session: LaunchSession, console: Any, *, ready_timeout: float, smoke: bo
                 sink.close()
             except OSError:
                 pass
+
+
+def _open_without_waiting(path: str, flags: int) -> int:
+    """O_NONBLOCK: a FIFO put in the log file's place since the CLI refused non-regular files
+    fails to open instead of hanging until a reader comes (a regular file is unaffected)."""
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def recheck_retry(spec: LaunchSpec, edits: Sequence[Edit], check_ctx: CheckContext, outcome: Outcome) -> tuple[LaunchSpec, str | None]:

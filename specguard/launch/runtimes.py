@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from specguard.dialects import render, render_command
 from specguard.errors import InputError
 from specguard.inputs import CheckInputs
-from specguard.models import Dialect
-from specguard.redact import redact_argv, redact_text
+from specguard.models import Dialect, Edit
+from specguard.redact import redact_argv, redact_env, redact_text
 from specguard.spec import LaunchSpec
 
 DEFAULT_HOST = "127.0.0.1"
@@ -87,7 +87,7 @@ class LaunchPlan:
         """The command as printed (dry run, the "starting" line): secrets masked."""
         if self.printed_command is not None:
             return redact_text(self.printed_command)
-        prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in redact_env(self.env).items())
         return f"{prefix} {shlex.join(self.shown_argv)}" if prefix else shlex.join(self.shown_argv)
 
     @property
@@ -192,14 +192,15 @@ def reference_refusal(server_args: list[str]) -> str | None:
     return None
 
 
-def with_endpoint(spec: LaunchSpec, host: str | None, port: int | None) -> LaunchSpec:
-    from specguard.models import Edit
-
+def endpoint_edits(host: str | None, port: int | None) -> tuple[Edit, ...]:
+    """The launcher's own --host/--port as edits of the launch: the check sees them as if they
+    were SERVER_ARGS (SV001 warns of an exposed --host whichever way it was given)."""
+    edits = []
     if host is not None:
-        spec = spec.apply(Edit(name="--host", value=host))
+        edits.append(Edit(name="--host", value=host))
     if port is not None:
-        spec = spec.apply(Edit(name="--port", value=port))
-    return spec
+        edits.append(Edit(name="--port", value=port))
+    return tuple(edits)
 
 
 def plan_launch(

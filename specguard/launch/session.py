@@ -56,11 +56,11 @@ def prepare(inputs: CheckInputs, request: LaunchRequest, console: Any, confirm: 
     """Check and correct the launch, report it, and plan the runtime. ``confirm`` asks the user
     (on a terminal) whether to apply the unsafe fixes too."""
     from specguard.launch.runtimes import (
+        endpoint_edits,
         per_node_commands,
         plan_launch,
         resolve_tiny,
         uses_tiny,
-        with_endpoint,
     )
     from specguard.report import print_human
 
@@ -72,7 +72,8 @@ def prepare(inputs: CheckInputs, request: LaunchRequest, console: Any, confirm: 
             console.print(f"note: {tiny_note}", markup=False, highlight=False)
     level = None if request.no_fix else (Applicability.UNSAFE if request.unsafe_fixes else Applicability.SAFE)
     notes: list[str] = []  # facts left unknown (a dry run's tiny models not built yet)
-    check_ctx, outcome = run_check(inputs, level, notes)
+    endpoint = endpoint_edits(request.host, request.port)
+    check_ctx, outcome = run_check(inputs, level, notes, endpoint)
     for note in dict.fromkeys(notes):
         console.print(f"note: {note}", markup=False, highlight=False)
     pending_unsafe = [f for f in outcome.findings if f.fix and not f.applied and f.fix.applicability is Applicability.UNSAFE]
@@ -83,7 +84,7 @@ def prepare(inputs: CheckInputs, request: LaunchRequest, console: Any, confirm: 
             assert finding.fix is not None  # selected above
             console.print(f"  {finding.code} {finding.fix.title}: {finding.message}", markup=False)
         if confirm("Apply them before starting?"):
-            check_ctx, outcome = run_check(inputs, Applicability.UNSAFE, [])
+            check_ctx, outcome = run_check(inputs, Applicability.UNSAFE, [], endpoint)
     if not request.as_json:
         print_human(outcome, check_ctx, console, fix_hint="launch applies the safe ones; add --unsafe-fixes for the rest")
         if pending_unsafe and level is Applicability.SAFE:
@@ -91,7 +92,7 @@ def prepare(inputs: CheckInputs, request: LaunchRequest, console: Any, confirm: 
     blocked = bool(outcome.errors) and not request.force
     if blocked and not request.as_json:
         console.print(f"[bold red]{len(outcome.errors)} error(s) remain: not starting the runtime[/bold red] (--force starts it anyway).")
-    spec = with_endpoint(outcome.corrected, request.host, request.port)
+    spec = outcome.corrected
     preset_runtime = None
     if request.preset:
         from specguard.presets import load

@@ -2,7 +2,9 @@
 
 The phases, each ending the run with a clear outcome (``RunResult.kind``):
 
-1. start: the child runs in a new session (its own process group), log to us line by line;
+1. start: the child runs in a new session (its own process group), log to us line by line,
+   with SIGTERM from the kernel should the launcher die (``parent_death.py``) and a watchdog
+   in a session of its own (``watchdog.py``) that stops its group after the launcher's SIGKILL;
 2. readiness: ``/health_generate`` answers 200 within ``ready_timeout`` ("timeout" if not,
    "crashed" if the child exits first, "stopped" on Ctrl-C/SIGTERM);
 3. verification: ``/server_info`` compared with specguard's prediction, one greedy smoke
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from specguard.launch import parent_death
 from specguard.launch.exit_codes import LaunchExit, RunKind
 from specguard.launch.probe import Client, Smoke, smoke_request
 
@@ -89,8 +92,10 @@ class Child:
         self._reader: threading.Thread | None = None
 
     def start(self) -> None:
+        # Both started from this (the main) thread: the kernel's parent-death signal follows the
+        # thread that forked, and the runtime and the watchdog must outlive only the launcher itself.
         self.process = subprocess.Popen(
-            self.argv,
+            parent_death.wrap(self.argv, os.getpid()),  # SIGTERM to the runtime when the launcher dies
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -99,13 +104,12 @@ class Child:
         )
         self._reader = threading.Thread(target=self._read, name="specguard-runtime-log", daemon=True)
         self._reader.start()
-        # Started from this (the main) thread: the kernel's parent-death signal follows the thread
-        # that forked, and the watchdog must outlive only the launcher itself.
         self._watchdog = subprocess.Popen(
             [sys.executable, "-m", "specguard.launch.watchdog", str(os.getpid()), str(self.process.pid), str(self.watchdog_grace)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # out of the launcher's group: a kill of that whole group spares it
         )
 
     def dismiss_watchdog(self) -> None:

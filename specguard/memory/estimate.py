@@ -42,10 +42,12 @@ MIB = 1 << 20
 CUDA_CONTEXT_GIB = 0.6  # H100 logs: 79.19 GiB visible, "Load weight begin. avail mem=78.58 GB"
 NCCL_GIB_PER_TP = 0.5  # extra per process when tp > 1 (NCCL/custom all-reduce buffers), rough
 
-_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "fp8": 1}
+# Every dtype a config.json (config_values.CONFIG_DTYPES) or --dtype choice names has a width here.
+_DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4, "float64": 8, "fp8": 1}
+# Every --kv-cache-dtype choice of the release history; 4-bit formats count their elements only.
 _KV_DTYPE_BYTES = {
     "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8": 1, "fp8_e4m3fn": 1, "mxfp8": 1,
-    "fp4_e2m1": 0.5, "nvfp4": 0.5, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "float32": 4,
+    "fp4_e2m1": 0.5, "nvfp4": 0.5, "fp4_mx_block16": 0.5, "bfloat16": 2, "bf16": 2, "float16": 2, "fp16": 2, "float32": 4, "float64": 8,
 }
 # Bytes per quantized linear parameter (weights only; per-block/group scales added below).
 _QUANT_BYTES = {

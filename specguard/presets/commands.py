@@ -13,6 +13,11 @@ from specguard.models import Applicability, Dialect, Edit, Finding, Fix
 from specguard.presets.loader import LoadedPreset, load, resolve_inside
 from specguard.presets.model import Preset, flags_to_argv
 from specguard.spec import LaunchSpec
+from specguard.text_input import (
+    TooLargeError,
+    read_bytes_bounded,
+    refuse_unless_regular,
+)
 
 
 def apply_preset(name_or_path: str, inputs: CheckInputs) -> CheckInputs:
@@ -156,11 +161,20 @@ def write_corrected_preset(name_or_path: str, corrected: LaunchSpec, path: Path,
     own file only with ``in_place``), a snapshot file already there is never replaced, the user's
     comments and key order survive (ruamel.yaml round trip of the preset's own text), and the file
     is written to a temporary file and renamed over, so a full disk leaves the old one whole.
+    A symlink is written through: the file it points to gets the new text, the link stays.
+
+    The file keeps every value as the user wrote it, secrets included (``--api-key``): it is a
+    launch that must still run. Only what specguard prints is masked (specguard/redact.py).
+
+    Anything but a regular file where a file is to be read or replaced (a FIFO would block the
+    comparison forever, a directory cannot be compared) is refused before anything is written.
     """
     loaded = load(name_or_path)
     document = preset_document(loaded.preset, corrected, base_env=dict(os.environ))
     out = Path(path)
-    out_dir = out.parent if str(out.parent) else Path(".")
+    # Snapshots go beside the file the preset's text goes to (through a symlink: beside its target).
+    out_dir = Path(os.path.realpath(out)).parent
+    refuse_unless_regular(out, f"--write {path}", hint="--write a preset YAML file")
     is_input = out.exists() and loaded.path is not None and out.resolve() == loaded.path.resolve()
     if is_input and not in_place:
         raise InputError(f"--write {path} is the preset being checked", hint="pass --in-place to rewrite it, or --write another file")
@@ -176,7 +190,7 @@ def write_corrected_preset(name_or_path: str, corrected: LaunchSpec, path: Path,
         if source is None or source.resolve() == destination.resolve():
             continue
         if destination.exists():
-            if destination.read_bytes() != source.read_bytes():
+            if not _same_snapshot(source, destination):
                 raise InputError(f"{destination} already exists and differs from the preset's snapshot", hint="write the preset into another folder; specguard never replaces a snapshot")
             continue
         copies.append((source, destination))
@@ -190,11 +204,27 @@ def write_corrected_preset(name_or_path: str, corrected: LaunchSpec, path: Path,
         raise InputError(f"cannot write the corrected preset to {path} ({error.strerror or error.__class__.__name__}); nothing was replaced", hint="check the directory and the free space") from None
 
 
+def _same_snapshot(source: Path, destination: Path) -> bool:
+    """Whether the file at ``destination`` holds the snapshot's bytes; anything but a regular
+    file there is refused with one line (a FIFO would block a plain read forever)."""
+    from specguard.facts import MAX_CONFIG_BYTES
+
+    label = f"{destination}, where the preset's snapshot goes,"
+    try:
+        present = read_bytes_bounded(destination, label, limit=MAX_CONFIG_BYTES, hint="move it away, or write the preset into another folder")
+    except TooLargeError:
+        return False  # larger than any snapshot can be: not the same
+    return present == source.read_bytes()
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, flush it to disk, then rename it over
-    ``path``: a failure at any point leaves ``path`` as it was."""
+    ``path``: a failure at any point leaves ``path`` as it was. A symlink at ``path`` is followed:
+    the temporary file goes beside the file it points to and replaces that file, so the user's
+    link (to a preset kept elsewhere, say) stays a link, and the file behind it gets the new text."""
     import tempfile
 
+    path = Path(os.path.realpath(path))
     descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         view = memoryview(data)
@@ -220,11 +250,23 @@ def _round_trip_yaml(original: Path, document: dict[str, Any]) -> str:
     import io
 
     from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError
+
+    from specguard.presets.loader import MAX_PRESET_BYTES
+    from specguard.text_input import read_text_bounded
 
     yaml = YAML()
     yaml.preserve_quotes = True
     yaml.width = 100
-    tree = yaml.load(original.read_text(encoding="utf-8"))
+    text = read_text_bounded(original, f"preset {original}", limit=MAX_PRESET_BYTES, hint="a preset is a short YAML file")
+    try:
+        tree = yaml.load(text)
+    except MarkedYAMLError as error:
+        # The loader has read this text already, so this is what ruamel.yaml alone refuses; its
+        # message can quote a value (a secret), so only the line is said.
+        mark = error.problem_mark or error.context_mark
+        where = f": line {mark.line + 1}" if mark else ""
+        raise InputError(f"preset {original}{where}: ruamel.yaml cannot rewrite it ({error.__class__.__name__})", hint="fix the YAML there") from None
     # Only what a correction changes is touched; the rest stays as the user wrote it.
     for key in CORRECTED_KEYS:
         if key not in document:

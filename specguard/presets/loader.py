@@ -1,8 +1,10 @@
 """Find and read presets: shipped ones by name, a user's by path. Untrusted input throughout.
 
-- YAML is read with ``yaml.safe_load`` only (no Python objects), from a file of at most
+- YAML is read with ``yaml.safe_load`` only (no Python objects), from a regular file of at most
   ``MAX_PRESET_BYTES`` (which also bounds what an alias bomb can expand to: a bounded
-  document with more than ``MAX_ALIASES`` aliases is refused before it is built).
+  document with more than ``MAX_ALIASES`` aliases is refused before it is built). A key given
+  twice in one mapping is refused with both lines (PyYAML would keep the last one silently,
+  and the round trip that rewrites a preset refuses it anyway).
 - A path inside a preset (a config.json snapshot) is resolved relative to the preset file and
   refused if it leaves that file's directory; nothing else is ever read.
 - Every failure is an ``InputError``: one line naming the file (and line), exit code 2.
@@ -10,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,9 +19,12 @@ from typing import Any
 
 from specguard.errors import InputError
 from specguard.facts import MAX_CONFIG_BYTES, facts_from_config
+from specguard.folders import escape
+from specguard.json_input import parse_json
 from specguard.models import ModelFacts
 from specguard.presets.model import ModelRef, Preset
 from specguard.spelling import closest
+from specguard.text_input import file_kind, read_text_bounded
 from specguard.validation import SchemaError, read_record
 
 MAX_PRESET_BYTES = 256 * 1024
@@ -46,7 +50,8 @@ class LoadedPreset:
     def snapshot_path(self, ref: ModelRef) -> Path | None:
         if ref.config is None:
             return None
-        return resolve_inside(self.path.parent, ref.config, self.path)
+        # Beside the file itself: a preset reached through a symlink keeps its snapshots with it.
+        return resolve_inside(self.path.resolve().parent, ref.config, self.path)
 
     def facts(self, role: str) -> ModelFacts | None:
         """The facts the preset carries for ``target`` or ``draft``: its snapshot, else its stated facts."""
@@ -59,7 +64,8 @@ class LoadedPreset:
             origin = (ref.config_source or "").split(":", 1)[0].strip()
             provenance = f" ({origin})" if origin else ""
             return facts_from_config(
-                config, source=f"preset:{self.label}:{role} snapshot of {ref.model}{provenance}", revision=ref.revision, origin="preset"
+                config, source=f"preset:{self.label}:{role} snapshot of {ref.model}{provenance}", revision=ref.revision, origin="preset",
+                where=snapshot,
             )
         if ref.facts is not None:
             return ModelFacts(
@@ -86,6 +92,8 @@ def locate(name_or_path: str) -> Path:
     """A shipped preset's file by name, or the user's preset file by path."""
     if looks_like_path(name_or_path) or Path(name_or_path).is_file():
         path = Path(name_or_path).expanduser()
+        if path.exists() and not path.is_file():
+            raise InputError(f"preset file {name_or_path} is {file_kind(path.stat().st_mode)}, not a file", hint="give a preset YAML file")
         if not path.is_file():
             raise InputError(f"preset file {name_or_path} does not exist", hint="check the path, or give a shipped preset name (specguard presets list)")
         return path
@@ -126,19 +134,13 @@ def _load(path: Path, mtime_ns: int, size: int) -> LoadedPreset:
 def read_yaml(path: Path) -> dict[str, Any]:
     import yaml  # only when a preset is used: keeps `check` without --preset fast
 
-    try:
-        size = path.stat().st_size
-        if size > MAX_PRESET_BYTES:
-            raise InputError(f"preset {path} is {size} bytes, more than the {MAX_PRESET_BYTES // 1024} KiB a preset may be", hint="a preset is a short YAML file")
-        text = path.read_text(encoding="utf-8")
-    except InputError:
-        raise
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"cannot read preset {path} ({error.__class__.__name__})", hint="check the file's permissions and encoding") from None
+    text = read_text_bounded(path, f"preset {path}", limit=MAX_PRESET_BYTES, hint="a preset is a short YAML file")
     try:
         if _count_aliases(yaml, text) > MAX_ALIASES:
             raise InputError(f"preset {path} uses more than {MAX_ALIASES} YAML aliases", hint="write the values out")
-        document = yaml.load(text, Loader=_safe_loader(yaml))  # a safe loader: libyaml's or PyYAML's
+        document = yaml.load(text, Loader=_unique_keys_loader(yaml))  # a safe loader: libyaml's or PyYAML's
+    except DuplicateKey as error:
+        raise InputError(f"preset {path}: line {error.line}: {error}", hint="keep one of them") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -152,6 +154,33 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 def _count_aliases(yaml: Any, text: str) -> int:
     return sum(1 for token in yaml.scan(text, Loader=_safe_loader(yaml)) if isinstance(token, yaml.AliasToken))
+
+
+class DuplicateKey(Exception):
+    """A key given twice in one YAML mapping: the message names it and both lines."""
+
+    def __init__(self, key: str, line: int, first_line: int) -> None:
+        super().__init__(f"the key {key!r} is given twice in one mapping (first on line {first_line})")
+        self.key, self.line, self.first_line = key, line, first_line
+
+
+@cache
+def _unique_keys_loader(yaml: Any) -> Any:
+    """The safe loader, refusing a key given twice in one mapping."""
+
+    class UniqueKeys(_safe_loader(yaml)):  # type: ignore[misc]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            first: dict[tuple[str, str], int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key, line = (key_node.tag, key_node.value), key_node.start_mark.line + 1
+                if key in first:
+                    raise DuplicateKey(key_node.value, line, first[key])
+                first[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeys
 
 
 def _safe_loader(yaml: Any) -> Any:
@@ -173,25 +202,17 @@ def resolve_inside(base: Path, relative: str, preset_path: Path) -> Path:
     candidate = Path(relative)
     if candidate.is_absolute() or relative.startswith("~"):
         raise InputError(f"preset {preset_path}: {relative!r} must be a path relative to the preset file", hint="put the snapshot beside the preset")
-    base_resolved = base.resolve()
-    resolved = (base_resolved / candidate).resolve()
-    if not resolved.is_relative_to(base_resolved):
-        raise InputError(f"preset {preset_path}: {relative!r} leaves the preset's directory", hint="a preset may only name files under its own directory")
-    return resolved
+    problem = escape(base, relative)
+    if problem is not None:
+        raise InputError(f"preset {preset_path}: {relative!r} leaves the preset's directory ({problem})", hint="a preset may only name files under its own directory")
+    return (base.resolve() / candidate).resolve()
 
 
 def _read_snapshot(path: Path, preset_path: Path) -> dict[str, Any]:
-    try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise InputError(f"preset {preset_path}: snapshot {path} is {size} bytes, too large for a config.json", hint="check the path")
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except InputError:
-        raise
-    except FileNotFoundError:
-        raise InputError(f"preset {preset_path}: snapshot {path} does not exist", hint="check config: in the preset") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise InputError(f"preset {preset_path}: cannot read snapshot {path} ({error.__class__.__name__})", hint="check config: in the preset") from None
+    if not path.exists():
+        raise InputError(f"preset {preset_path}: snapshot {path} does not exist", hint="check config: in the preset")
+    label = f"preset {preset_path}: snapshot {path}"
+    config = parse_json(read_text_bounded(path, label, limit=MAX_CONFIG_BYTES, hint="check config: in the preset"), label, hint="check config: in the preset")
     if not isinstance(config, dict):
         raise InputError(f"preset {preset_path}: snapshot {path} is not a JSON object", hint="a config.json is a JSON object")
     return config

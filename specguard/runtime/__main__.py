@@ -54,6 +54,37 @@ def _cache_rows(args: ServerArgs, target: Any, target_slots: int, draft: Any, dr
     return rows
 
 
+def _check_cache_fits(
+    args: ServerArgs, context_length: int, target: Any, target_slots: int, draft: Any, draft_slots: int, available: int
+) -> None:
+    """The smallest KV cache the server runs with (two rows batched: a request and the health
+    check's; one queued) must fit the memory left after the weights, or torch fails allocating it
+    with a traceback: refuse the context length instead, naming the largest that fits."""
+    if available <= 0:  # unknown: the allocation itself is the test
+        return
+    rows = 1 if args.scheduler == "queued" else 2
+    needed = rows * (_row_bytes(target, target_slots) + (_row_bytes(draft, draft_slots) if draft is not None else 0))
+    if needed <= available:
+        return
+    per_slot = _row_bytes(target, 1) + (_row_bytes(draft, 1) if draft is not None else 0)
+    round_bytes = needed // rows - context_length * per_slot  # the draft round's slots past the context
+    largest = max(0, (available // rows - round_bytes) // per_slot)
+    given = "" if args.context_length else " (the model's max_position_embeddings)"
+    raise RuntimeInputError(
+        f"--context-length {context_length}{given}: the KV cache for {rows} request(s) of that length needs "
+        f"{needed / (1 << 30):.1f} GB, more than the {available / (1 << 30):.1f} GB available; at most {largest} tokens fit here"
+    )
+
+
+def _available_cache_bytes(device: str, host_mem_gb: float) -> int:
+    """Memory free for the KV cache where it lives: the GPU's free memory, or the host's available memory (0: unknown)."""
+    if device == "cuda":
+        import torch
+
+        return int(torch.cuda.mem_get_info()[0])
+    return int(host_mem_gb * (1 << 30))
+
+
 def _row_bytes(model: Any, slots: int) -> int:
     """Bytes of one request's KV cache: keys and values of every attention layer."""
     return sum(
@@ -189,6 +220,7 @@ def serve(argv: list[str]) -> int:
     )
     target_slots = context_length + spec.num_draft_tokens + 1
     draft_slots = context_length + spec.num_steps * spec.topk + 2
+    _check_cache_fits(args, context_length, target, target_slots, draft, draft_slots, _available_cache_bytes(args.device, mem))
     rows = _cache_rows(args, target, target_slots, draft, draft_slots, mem)
     target.setup_cache(target_slots, rows)
     if draft is not None:

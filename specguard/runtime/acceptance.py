@@ -20,13 +20,15 @@ import torch
 
 from specguard.runtime.config import load_config
 from specguard.runtime.eagle import EagleHead
-from specguard.runtime.errors import CheckpointError
+from specguard.runtime.errors import CheckpointError, RequestError
 from specguard.runtime.flags import EAGLE_HEAD_ARCHITECTURES, max_draft_tokens
 from specguard.runtime.loader import load_model
 from specguard.runtime.model import CausalLM
 from specguard.runtime.speculative import Decoder, SamplingParams, SpecConfig
 from specguard.runtime.tokenizer import Tokenizer
 
+#: a prompts file holds text for a few hundred requests; far more is not a prompts file
+MAX_PROMPTS_BYTES = 64 * 1024 * 1024
 #: used when no --prompts file is given: short, generic, and varied (code, prose, lists, chat)
 DEFAULT_PROMPTS = (
     "def fibonacci(n):\n",
@@ -172,34 +174,53 @@ def load_pair(target: str, draft: str | None, algorithm: str, device: str = "cpu
 
 def read_prompts(path: Path | None, tokenizer: Tokenizer) -> list[str]:
     """JSONL (one object a line with ``prompt``, ``text`` or chat ``messages``) or plain text
-    (prompts separated by blank lines); the default set without a file."""
+    (prompts separated by blank lines); the default set without a file. The file is the user's
+    text: read bounded (``MAX_PROMPTS_BYTES``, a regular UTF-8 file) and each line parsed strictly,
+    every problem one line naming ``--prompts FILE:LINE``."""
     if path is None:
         return list(DEFAULT_PROMPTS)
-    if not path.is_file():
-        raise CheckpointError(f"--prompts {path}: no such file")
-    raw = path.read_text()
+    from specguard.errors import InputError
+    from specguard.json_input import parse_json
+    from specguard.text_input import read_text_bounded
+
+    hint = "give JSONL (a string, or an object with prompt, text or messages, per line) or text with prompts separated by blank lines"
+    raw = read_text_bounded(path, f"--prompts {path}", limit=MAX_PROMPTS_BYTES, hint=hint)
     prompts: list[str] = []
     if path.suffix in (".jsonl", ".json"):
         for number, line in enumerate(raw.splitlines(), 1):
             if not line.strip():
                 continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CheckpointError(f"--prompts {path}:{number}: not valid JSON ({exc.msg})") from None
+            where = f"--prompts {path}:{number}"
+            item = parse_json(line, where, hint=hint)
             if isinstance(item, str):
                 prompts.append(item)
-            elif isinstance(item, dict) and isinstance(item.get("messages"), list):
-                prompts.append(tokenizer.apply_chat_template(item["messages"]))
+            elif isinstance(item, dict) and "messages" in item:
+                prompts.append(_chat_prompt(item["messages"], tokenizer, where, hint))
             elif isinstance(item, dict) and isinstance(item.get("prompt", item.get("text")), str):
                 prompts.append(str(item.get("prompt", item.get("text"))))
             else:
-                raise CheckpointError(f"--prompts {path}:{number}: expected a string or an object with prompt, text or messages")
+                raise InputError(f"{where}: expected a string or an object with prompt, text or messages", hint=hint)
     else:
         prompts = [p.strip("\n") for p in raw.split("\n\n") if p.strip()]
     if not prompts:
-        raise CheckpointError(f"--prompts {path}: no prompts in the file")
+        raise InputError(f"--prompts {path}: no prompts in the file", hint=hint)
     return prompts
+
+
+def _chat_prompt(messages: object, tokenizer: Tokenizer, where: str, hint: str) -> str:
+    """A chat line rendered with the model's template: the messages checked first, since a
+    template given other shapes fails inside jinja with nothing to name the line."""
+    from specguard.errors import InputError
+
+    shaped = isinstance(messages, list) and messages and all(
+        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages
+    )
+    if not shaped:
+        raise InputError(f"{where}: messages is not a list of {{\"role\": ..., \"content\": ...}} objects with string values", hint=hint)
+    try:
+        return tokenizer.apply_chat_template(messages)  # type: ignore[arg-type]
+    except RequestError as error:
+        raise InputError(f"{where}: {error}", hint="give prompt or text lines for a model without a chat template") from None
 
 
 def measure(

@@ -405,19 +405,41 @@ def _positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+@dataclass(frozen=True)
+class RoundLimit:
+    """A speculative round no server could run: ``value`` past ``limit``."""
+
+    bound: typing.Literal["context", "vocab"]  # the round's tokens past the context length, or a top-k past the vocabulary
+    value: int
+    limit: int
+
+
+def round_limit(steps: int, topk: int, ndt: int, *, context: int | None, vocab: int | None) -> RoundLimit | None:
+    """The bound a round of ``steps``/``topk``/``ndt`` breaks (None: it fits), for the server and for
+    ``specguard accept`` alike: a round's draft tokens must fit the context, and a top-k wider than
+    the vocabulary cannot be drafted (torch.topk would fail mid-request). Pass ``topk`` 1 for NGRAM,
+    whose breadth walks its trie, not the vocabulary."""
+    round_tokens = max(steps + 1, ndt)  # a chain's steps and its root, or a tree's draft tokens
+    if context is not None and round_tokens > context:
+        return RoundLimit("context", round_tokens, context)
+    if vocab is not None and topk > vocab:
+        return RoundLimit("vocab", topk, vocab)
+    return None
+
+
 def _check_round_fits(args: ServerArgs, steps: int, topk: int, ndt: int) -> None:
-    """Absurd steps/topk are refused before any weight loads: a round's draft tokens must fit the
-    context, and a top-k wider than the vocabulary cannot be drafted (torch.topk would fail mid-request)."""
+    """Absurd steps/topk are refused before any weight loads (:func:`round_limit`)."""
     config = _target_config(args.model_path)
     context = args.context_length or _positive_int(config.get("max_position_embeddings"))
-    if context is not None and max(steps + 1, ndt) > context:
+    limit = round_limit(steps, topk, ndt, context=context, vocab=_positive_int(config.get("vocab_size")))
+    if limit is None:
+        return
+    if limit.bound == "context":
         raise RuntimeInputError(
             f"--speculative-num-steps {steps} / --speculative-num-draft-tokens {ndt}: a speculative round of "
-            f"{max(steps + 1, ndt)} tokens does not fit the context length {context}"
+            f"{limit.value} tokens does not fit the context length {limit.limit}"
         )
-    vocab = _positive_int(config.get("vocab_size"))
-    if vocab is not None and topk > vocab:
-        raise RuntimeInputError(f"--speculative-eagle-topk {topk}: more than the target's {vocab} tokens")
+    raise RuntimeInputError(f"--speculative-eagle-topk {topk}: more than the target's {limit.limit} tokens")
 
 
 def eagle_head_refusal(algorithm: str, draft_path: str) -> str | None:

@@ -31,9 +31,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specguard.errors import InputError
 from specguard.runtime.errors import RuntimeInputError
+
+if TYPE_CHECKING:
+    import torch
 
 RECIPE_VERSION = 1
 
@@ -173,17 +177,24 @@ def _batches(data, recipe: Recipe, steps: int, seed: int):  # type: ignore[no-un
         yield torch.stack([data[s : s + recipe.seq_len] for s in starts.tolist()])
 
 
-def _save(model, out: Path, tokenizer, hf_config: dict) -> None:  # type: ignore[no-untyped-def]
-    from safetensors.torch import save_file
+def _write_safetensors(path: Path, state: dict[str, torch.Tensor]) -> None:
+    """Serialised in memory and written by Python (a tiny model is a few MB): a full disk is then
+    an OSError with its errno, which ``_ensure_built`` reports as one line, where safetensors'
+    own ``save_file`` raises a ``SafetensorError`` holding only the text."""
+    from safetensors.torch import save
 
+    path.write_bytes(save(state, metadata={"format": "pt"}))
+
+
+def _save(model, out: Path, tokenizer, hf_config: dict) -> None:  # type: ignore[no-untyped-def]
     out.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().contiguous().clone() for k, v in model.state_dict().items()}
     if hf_config["tie_word_embeddings"]:
         state.pop("lm_head.weight", None)
-    save_file(state, str(out / "model.safetensors"), metadata={"format": "pt"})
+    _write_safetensors(out / "model.safetensors", state)
     (out / "config.json").write_text(json.dumps(hf_config, indent=2))
     (out / "generation_config.json").write_text(json.dumps({"bos_token_id": 0, "eos_token_id": 1}))
-    tokenizer.save(str(out / "tokenizer.json"))
+    (out / "tokenizer.json").write_text(tokenizer.to_str(pretty=True))  # as _write_safetensors, for an OSError
     (out / "tokenizer_config.json").write_text(
         json.dumps(
             {
@@ -377,7 +388,6 @@ def _unrolled_eagle3_loss(head, embeds, aux, teacher_logp, recipe: Eagle3Recipe)
 def build_eagle3_head(target_dir: Path, out: Path, pair: Recipe = Recipe(), recipe: Eagle3Recipe = Eagle3Recipe(), log=print) -> Path:  # type: ignore[no-untyped-def]
     """Train the tiny EAGLE3 head on the tiny target's aux hidden states; write it to ``out``."""
     import torch
-    from safetensors.torch import save_file
 
     from specguard.runtime.config import load_config
     from specguard.runtime.eagle import EagleHead, parse_head_config
@@ -423,7 +433,7 @@ def build_eagle3_head(target_dir: Path, out: Path, pair: Recipe = Recipe(), reci
         state = {"midlayer." + k.removeprefix("layers.0."): v for k, v in head.state_dict().items() if k.startswith("layers.0.")}
         state.update({k: v for k, v in head.state_dict().items() if not k.startswith("layers.")})
         state.update({"d2t": d2t, "t2d": t2d})
-        save_file({k: v.detach().contiguous().clone() for k, v in state.items()}, str(out / "model.safetensors"), metadata={"format": "pt"})
+        _write_safetensors(out / "model.safetensors", {k: v.detach().contiguous().clone() for k, v in state.items()})
         (out / "config.json").write_text(json.dumps(cfg, indent=2))
         (out / "recipe.json").write_text(json.dumps(asdict(recipe), indent=2))
         return out

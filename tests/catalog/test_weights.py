@@ -4,6 +4,7 @@ through the real CLI, on checkpoints written with real names and shapes (sparse 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,68 @@ def test_models_show_of_a_local_checkpoint_lists_the_header_facts(tmp_path: Path
     assert rows["weights.fc_shape"]["value"] == [4096, 12288] and rows["weights.fc_shape"]["from"] == str(directory)
     assert "weights.d2t_shape" not in rows  # absent, not guessed
     assert rows["draft_vocab_size"]["value"] == 32000 and rows["draft_vocab_size"]["from"] == "local directory"
+
+
+def _blob_linked_snapshot(repo: Path, commit: str, config: dict, shards: list[dict]) -> Path:
+    """A snapshot as huggingface_hub writes it: every file a symlink to ../../blobs/<hash>."""
+    staged = write_checkpoint(repo / "staged", config, shards)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    (repo / "blobs").mkdir()
+    for number, path in enumerate(sorted(staged.iterdir())):
+        path.rename(repo / "blobs" / f"blob{number}")
+        os.symlink(f"../../blobs/blob{number}", snapshot / path.name)
+    staged.rmdir()
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return snapshot
+
+
+def test_a_sharded_hf_cache_snapshot_of_blob_links_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    tensors = llama3_head()
+    names = list(tensors)
+    shards = [{n: tensors[n] for n in names[:6]}, {n: tensors[n] for n in names[6:]}]
+    _blob_linked_snapshot(tmp_path / "hub" / "models--org--head", "2" * 40, LLAMA3_EAGLE3, shards)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    facts = load_facts("org/head", offline=True, role="draft", weights=True)
+    assert facts.weights is not None and facts.weights.tensor_count == len(tensors)
+
+
+def test_a_cached_index_naming_a_file_outside_the_snapshot_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    snapshot = _blob_linked_snapshot(tmp_path / "hub" / "models--org--head", "3" * 40, LLAMA3_EAGLE3, [llama3_head(), {"d2t": ("I64", (32000,))}])
+    index = snapshot / "model.safetensors.index.json"
+    index.unlink()
+    index.write_text(json.dumps({"weight_map": {"fc.weight": "../../../../../../etc/hostname"}}))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(InputError, match=r'weight_map entry "fc.weight" names "\.\./\.\./.*climbs out'):
+        load_facts("org/head", offline=True, role="draft", weights=True)
+
+
+def test_a_local_folder_whose_shards_link_into_the_hf_cache_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`hf download --local-dir` before huggingface_hub 0.23 linked large files into the cache's blobs."""
+    from huggingface_hub import constants
+
+    blobs = tmp_path / "hub" / "models--org--head" / "blobs"
+    blobs.mkdir(parents=True)
+    write_safetensors(blobs / "abc", llama3_head())
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "config.json").write_text(json.dumps(LLAMA3_EAGLE3))
+    os.symlink(blobs / "abc", local / "model.safetensors")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    facts = load_facts(str(local), role="draft", weights=True)
+    assert facts.weights is not None and facts.weights.fc_shape == (4096, 12288)
+
+
+def test_a_local_shard_linked_anywhere_else_is_refused(tmp_path: Path) -> None:
+    elsewhere = write_safetensors(tmp_path / "elsewhere.safetensors", llama3_head())
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "config.json").write_text(json.dumps(LLAMA3_EAGLE3))
+    os.symlink(elsewhere, local / "model.safetensors")
+    with pytest.raises(InputError, match="is a symlink to .*elsewhere.safetensors, outside the folder"):
+        load_facts(str(local), role="draft", weights=True)

@@ -70,6 +70,24 @@ def test_nvidia_smi_detection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert env.gpu_origin == "detected" and env.gpu_count == 2
 
 
+@pytest.mark.parametrize("row", ["NVIDIA H100 80GB HBM3, [N/A], 9.0", "NVIDIA H100 80GB HBM3, [Insufficient Permissions], 9.0", "NVIDIA H100, nan, 9.0"])
+def test_nvidia_smi_without_a_memory_figure_leaves_it_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row: str) -> None:
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(f"#!/bin/sh\necho '{row}'\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    spec, count = detect_gpu()
+    assert spec is not None and spec.name == "H100" and spec.memory_gib is None and count == 1
+
+
+def test_nvidia_smi_with_too_few_fields_is_no_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'NVIDIA H100'\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert detect_gpu() == (None, None)
+
+
 def test_no_nvidia_smi_means_unknown(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     assert detect_gpu() == (None, None)

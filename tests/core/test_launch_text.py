@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,112 @@ def test_sourced_file_next_to_the_script(tmp_path: Path) -> None:
 def test_unterminated_quotes_are_input_errors(text: str) -> None:
     with pytest.raises(InputError, match="<t>:1: unterminated"):
         find_launches(text, "<t>")
+
+
+# ------------------------------------------------------------------ bounded reading of untrusted text
+# Each is now one InputError naming the file, the line and the limit. The texts here are only
+# just past each limit, so that a reader without budgets stays within this process's memory;
+# tests/cli/test_bounded_inputs.py runs the full-size bombs through the CLI under a CPU-time and
+# memory limit.
+
+LAUNCH = "python -m sglang.launch_server --model-path a/b\n"
+
+
+def error_of(text: str, **kwargs) -> str:
+    with pytest.raises(InputError) as caught:
+        find_launches(text, "<t>", **kwargs)
+    return caught.value.one_line()
+
+
+def test_an_array_doubled_into_itself_stops_at_the_expansion_limit() -> None:
+    text = "A=(x x)\n" + 'A=("${A[@]}" "${A[@]}" "${A[@]}" "${A[@]}" "${A[@]}" "${A[@]}" "${A[@]}" "${A[@]}")\n' * 5 + LAUNCH
+    message = error_of(text)
+    assert message.startswith("<t>:6: the array A expands to more than 64 KiB"), message
+
+
+def test_a_variable_doubled_forty_times_stops_at_the_expansion_limit() -> None:
+    message = error_of("A=xx\n" + "A=$A$A\n" * 16 + LAUNCH)
+    assert message.startswith("<t>:16: the word A=$A$A expands to more than 64 KiB"), message
+
+
+def test_many_expansions_of_a_large_array_stop_at_the_total_budget() -> None:
+    """Each copy stays under the per-value limit; together they pass the 4 MiB of expansion."""
+    text = "A=($(seq 1 9000))\n" + 'B=("${A[@]}")\n' * 200 + LAUNCH
+    message = error_of(text)
+    assert "expand to more than 4 MiB in all" in message and message.startswith("<t>:"), message
+
+
+def test_a_command_of_too_many_words_is_refused() -> None:
+    message = error_of("python -m sglang.launch_server " + "{ " * 40000 + "\n")
+    assert message.startswith("<t>:1: the command expands to more than 64 KiB"), message
+
+
+def test_more_launches_than_the_limit_name_the_first_one_over() -> None:
+    message = error_of(LAUNCH * 100)
+    assert message.startswith("<t>:65: more than 64 launches in one text"), message
+    assert len(find_launches(LAUNCH * 64, "<t>")) == 64
+
+
+def test_launch_text_over_the_size_limit_is_refused_before_it_is_read() -> None:
+    message = error_of(LAUNCH * (300 * 1024 // len(LAUNCH)))
+    assert message.startswith("<t> is larger than 256 KiB"), message
+
+
+@pytest.mark.parametrize("index", ["9" * 5000, "9" * 10, "1@"])
+def test_an_array_index_of_thousands_of_digits_is_a_named_error(index: str) -> None:
+    message = error_of("A=(x)\npython -m sglang.launch_server --model-path ${A[" + index + "]}\n")
+    assert message.startswith("<t>:2: the array index of ${A[...]}") and "at most 9 digits" in message, message
+
+
+def test_seq_of_huge_numbers_is_left_unknown() -> None:
+    """Its digits alone could be megabytes; no batch size has ten digits."""
+    first = 10**4000
+    launch = only(f"python -m sglang.launch_server --cuda-graph-bs $(seq {first} {first + 99})\n")
+    assert launch.argv == ("--cuda-graph-bs", f"$(seq {first} {first + 99})")
+
+
+def test_a_script_that_sources_itself_is_read_once_with_a_note(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("STEPS=3\n" + "source ./run.sh\n" * 2 + "python -m sglang.launch_server --speculative-num-steps $STEPS\n")
+    launch = only(script.read_text(), script_dir=tmp_path, script_path=script)
+    assert launch.argv == ("--speculative-num-steps", "3")
+    assert len(launch.notes) == 2
+    assert launch.notes[0].startswith(f"<t>:2: source ./run.sh skipped: {script} is already being read (a source cycle)")
+
+
+def test_two_scripts_that_source_each_other_are_each_read_once(tmp_path: Path) -> None:
+    (tmp_path / "a.sh").write_text("A=1\nsource b.sh\n")
+    (tmp_path / "b.sh").write_text("source a.sh\nB=2\n")
+    launch = only("source a.sh\npython -m sglang.launch_server --x $A --y $B\n", script_dir=tmp_path)
+    assert launch.argv == ("--x", "1", "--y", "2")
+    [note] = launch.notes
+    assert note.startswith(f"{tmp_path}/b.sh:1: source a.sh skipped") and "source cycle" in note
+
+
+def test_a_file_sourced_in_turn_many_times_is_bounded_by_the_text_budget(tmp_path: Path) -> None:
+    (tmp_path / "lib.sh").write_text("X=1\n" * 2000)  # 8000 bytes, read anew by each source line
+    message = error_of("source lib.sh\n" * 40 + LAUNCH, script_dir=tmp_path)
+    assert message.startswith("<t>:33: sourcing")  # 33 reads are 264000 bytes and "past 256 KiB" in message, message
+
+
+def test_a_sourced_fifo_or_device_is_skipped_with_a_note(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.sh"
+    os.mkfifo(fifo)
+    launch = only(f"source {fifo}\nsource /dev/zero\n" + LAUNCH)
+    assert launch.notes == (
+        f"<t>:1: source {fifo} skipped: {fifo} is a FIFO (named pipe), not a file",
+        "<t>:2: source /dev/zero skipped: /dev/zero is a character device, not a file",
+    )
+
+
+def test_a_sourced_file_over_the_limit_names_the_line_that_sources_it(tmp_path: Path) -> None:
+    (tmp_path / "huge.sh").write_text("# padding\n" * 30000)
+    message = error_of("X=1\nsource huge.sh\n" + LAUNCH, script_dir=tmp_path)
+    assert message.startswith(f"<t>:2: sourcing {tmp_path / 'huge.sh'} takes the launch text past 256 KiB"), message
+
+
+def test_a_long_word_and_many_placeholders_read_in_linear_time() -> None:
+    """A 200 KiB word and 20k `<` used to cost a call (or a copy of the rest of the text) per character."""
+    launch = only("python -m sglang.launch_server --x " + "a" * 60000 + " --y <your-model>\n")
+    assert launch.argv == ("--x", "a" * 60000, "--y", "<your-model>")
+    assert find_launches("echo " + "< " * 60000, "<t>") == []

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,15 +20,28 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FAKE_SGLANG = FIXTURES / "fake_sglang"
 
 
+# Sets RLIMIT_FSIZE, then becomes the command (the same process: the launcher's pid is this one's).
+_LIMIT_FILE_SIZE_THEN_EXEC = (
+    "import os, resource, sys; limit = int(sys.argv[1]); "
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)); os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
 class Launcher:
     """``python -m specguard launch ARGS`` running in the background, its output in files."""
 
-    def __init__(self, args: list[str], env: dict[str, str], tmp: Path, name: str = "launch") -> None:
+    def __init__(
+        self, args: list[str], env: dict[str, str], tmp: Path, name: str = "launch", *,
+        new_session: bool = False, file_size_limit: int | None = None,
+    ) -> None:
+        """``new_session``: started as ``setsid specguard launch`` is, leading its own process group.
+        ``file_size_limit``: RLIMIT_FSIZE in bytes (a write past it fails with EFBIG: a full disk)."""
         self.out_path, self.err_path = tmp / f"{name}.out", tmp / f"{name}.err"
         self._out, self._err = open(self.out_path, "wb"), open(self.err_path, "wb")  # noqa: SIM115 - held by the child until stop()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "specguard", "launch", *args], stdout=self._out, stderr=self._err, env=env, cwd=REPO
-        )
+        argv = [sys.executable, "-m", "specguard", "launch", *args]
+        if file_size_limit is not None:
+            argv = [sys.executable, "-c", _LIMIT_FILE_SIZE_THEN_EXEC, str(file_size_limit), *argv]
+        self.process = subprocess.Popen(argv, stdout=self._out, stderr=self._err, env=env, cwd=REPO, start_new_session=new_session)
         self.runtime_pgid: int | None = None
 
     @property
@@ -88,6 +102,31 @@ class Launcher:
                 pass
 
 
+def watchdog_of(launcher_pid: int) -> int | None:
+    """The pid of the launcher's watchdog (``python -m specguard.launch.watchdog``), if it runs."""
+    for pid in _children_of(launcher_pid):
+        try:
+            if b"specguard.launch.watchdog" in (Path("/proc") / str(pid) / "cmdline").read_bytes():
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+def process_gone(pid: int, timeout: float = 10.0) -> bool:
+    """Whether ``pid`` has exited (or is a zombie nobody reaps) within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            stat = (Path("/proc") / str(pid) / "stat").read_text()
+        except OSError:
+            return True
+        if stat[stat.rfind(")") + 2 :].startswith("Z"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def _children_of(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -119,12 +158,23 @@ def launch_env(extra: dict[str, str] | None = None, fake_sglang: bool = False) -
     return env
 
 
+@pytest.fixture(scope="session")
+def tiny_root(request: pytest.FixtureRequest) -> Path:
+    """Where the tiny pair is built once (``$SPECGUARD_CACHE_DIR`` or pytest's cache): point the launcher there."""
+    pytest.importorskip("torch")
+    from specguard.runtime.tiny import ensure_tiny_pair
+
+    root = Path(os.environ.get("SPECGUARD_CACHE_DIR") or request.config.cache.mkdir("specguard-tiny"))
+    ensure_tiny_pair(root)
+    return root
+
+
 @pytest.fixture
 def launcher_factory(tmp_path: Path):
     started: list[Launcher] = []
 
-    def start(args: list[str], env: dict[str, str]) -> Launcher:
-        launcher = Launcher(args, env, tmp_path, name=f"launch{len(started)}")
+    def start(args: list[str], env: dict[str, str], **options: Any) -> Launcher:
+        launcher = Launcher(args, env, tmp_path, name=f"launch{len(started)}", **options)
         started.append(launcher)
         return launcher
 

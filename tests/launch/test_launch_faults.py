@@ -2,7 +2,7 @@
 
 End to end through the real CLI against the stand-in SGLang (a real HTTP process on 127.0.0.1
 that, like SGLang, runs a worker in its process group): the launcher is killed with SIGKILL, hung
-up on, sent SIGQUIT, has its stderr pipe closed, or its --log-file is a full disk (/dev/full).
+up on, sent SIGQUIT, has its stderr pipe closed, or its --log-file is on a full disk.
 """
 
 from __future__ import annotations
@@ -126,12 +126,17 @@ def test_a_closed_stderr_pipe_does_not_stop_supervision(tmp_path: Path) -> None:
                 pass
 
 
-def test_a_full_disk_under_log_file_does_not_stall_the_runtime(launcher_factory) -> None:
+def test_a_full_disk_under_log_file_does_not_stall_the_runtime(tmp_path: Path, launcher_factory) -> None:
+    # The disk is full at the log file's end: RLIMIT_FSIZE at its size fails the next write (EFBIG)
+    # as ENOSPC would; the launcher's own output stays far below it.
+    limit = 1 << 20
+    log = tmp_path / "runtime.log"
+    log.write_bytes(b"x" * limit)
     port = free_port()
-    launcher = launcher_factory(args(port, "--log-file", "/dev/full"), launch_env(fake_sglang=True))
+    launcher = launcher_factory(args(port, "--log-file", str(log)), launch_env(fake_sglang=True), file_size_limit=limit)
     launcher.wait_for("serving at", timeout=120)  # the smoke request ran: the runtime was not blocked
-    assert "--log-file /dev/full: No space left on device" in launcher.err
-    assert launcher.err.count("--log-file /dev/full") == 1  # said once, then the log is dropped
+    assert f"--log-file {log}: File too large" in launcher.err
+    assert launcher.err.count(f"--log-file {log}") == 1  # said once, then the log is dropped
     assert "smoke request" in launcher.err
     launcher.interrupt(signal.SIGTERM)
     assert launcher.wait(timeout=60) == 143

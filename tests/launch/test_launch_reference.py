@@ -1,14 +1,13 @@
 """``specguard launch`` end to end with the bundled reference runtime and the tiny pair, on 127.0.0.1.
 
 Real processes throughout: the CLI in a subprocess, the runtime as its child (torch on CPU).
-The tiny pair is built once (``ensure_tiny_pair``) into ``$SPECGUARD_CACHE_DIR`` or pytest's
-cache, and the launcher is pointed at the same place.
+The tiny pair is built once (the ``tiny_root`` fixture, conftest.py) into ``$SPECGUARD_CACHE_DIR``
+or pytest's cache, and the launcher is pointed at the same place.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 from pathlib import Path
@@ -22,15 +21,6 @@ pytest.importorskip("torch")
 pytest.importorskip("uvicorn")
 
 START_TIMEOUT = 600  # a 2-core machine shared with other work: loading torch alone can take a minute
-
-
-@pytest.fixture(scope="session")
-def tiny_root(request: pytest.FixtureRequest) -> Path:
-    from specguard.runtime.tiny import ensure_tiny_pair
-
-    root = Path(os.environ.get("SPECGUARD_CACHE_DIR") or request.config.cache.mkdir("specguard-tiny"))
-    ensure_tiny_pair(root)
-    return root
 
 
 def test_tiny_cpu_preset_serves_with_speculation_and_stops_cleanly(tiny_root: Path, launcher_factory) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from specguard.launch.probe import free_port
 from tests.launch.conftest import assert_no_process_left, launch_env
-from tests.launch.test_launch_reference import START_TIMEOUT, tiny_root  # noqa: F401 - fixture
+from tests.launch.test_launch_reference import START_TIMEOUT
 
 pytest.importorskip("torch")
 pytest.importorskip("uvicorn")
@@ -33,7 +33,7 @@ NEW_TOKENS = 512
 HEALTH_INTERVAL_S = 2
 
 
-def test_busy_runtime_is_never_declared_dead_and_every_request_completes(tiny_root: Path, launcher_factory) -> None:  # noqa: F811
+def test_busy_runtime_is_never_declared_dead_and_every_request_completes(tiny_root: Path, launcher_factory) -> None:
     import httpx
 
     from specguard.runtime.tiny import ensure_tiny_pair

@@ -3,6 +3,8 @@ snapshot files, and a disk that fills up mid-write all leave the previous conten
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,3 +107,101 @@ def test_full_disk_leaves_the_old_file_whole(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert out.read_text() == "previous: content\n"
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "fixed.yaml"]  # no temporary or partial file
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2, (result.returncode, result.stdout[-2000:], result.stderr[-2000:])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def test_in_place_through_a_symlink_rewrites_the_file_it_points_to_and_keeps_the_link(tmp_path: Path) -> None:
+    real = user_preset(tmp_path)
+    before = real.read_text()
+    links = tmp_path / "links"
+    links.mkdir()
+    link = links / "mine.yaml"
+    link.symlink_to(real)
+    done = run_cli("check", "--preset", str(link), "--offline", "--fix", "--write", str(link), "--in-place")
+    assert done.returncode in (0, 1), done.stderr
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    after = real.read_text()
+    assert after != before and after.startswith("# my team's launch: keep this comment\n")
+    assert sorted(p.name for p in links.iterdir()) == ["mine.yaml"]  # nothing written beside the link
+    assert not [p for p in real.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+# A wall-clock bound: a FIFO blocks a reader without using CPU.
+SECONDS = 10
+
+
+def test_a_fifo_where_a_snapshot_goes_is_refused_without_reading_it(tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    first = run_cli("check", "--preset", SOURCE_PRESET, "--offline", "--write", str(out_dir / "a.yaml"))
+    assert first.returncode in (0, 1), first.stderr
+    [snapshot] = [p for p in out_dir.rglob("*.json")]
+    snapshot.unlink()
+    os.mkfifo(snapshot)
+    line = one_error_line(run_cli("check", "--preset", SOURCE_PRESET, "--offline", "--write", str(out_dir / "b.yaml"), timeout=SECONDS))
+    assert line.startswith(f"specguard: error: {snapshot}, where the preset's snapshot goes, is a FIFO (named pipe), not a file"), line
+    assert not (out_dir / "b.yaml").exists()
+
+
+def test_a_directory_where_a_snapshot_goes_is_one_line(tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    first = run_cli("check", "--preset", SOURCE_PRESET, "--offline", "--write", str(out_dir / "a.yaml"))
+    [snapshot] = [p for p in out_dir.rglob("*.json")]
+    assert first.returncode in (0, 1), first.stderr
+    snapshot.unlink()
+    snapshot.mkdir()
+    line = one_error_line(run_cli("check", "--preset", SOURCE_PRESET, "--offline", "--write", str(out_dir / "b.yaml"), timeout=SECONDS))
+    assert line.startswith(f"specguard: error: {snapshot}, where the preset's snapshot goes, is a directory, not a file"), line
+
+
+def test_a_fifo_given_to_write_is_refused_even_with_force(tmp_path: Path) -> None:
+    fifo = tmp_path / "fixed.yaml"
+    os.mkfifo(fifo)
+    line = one_error_line(run_cli("check", "--preset", SOURCE_PRESET, "--offline", "--write", str(fifo), "--force", timeout=SECONDS))
+    assert line.startswith(f"specguard: error: --write {fifo} is a FIFO (named pipe), not a file"), line
+    assert fifo.is_fifo()
+
+
+def test_a_fifo_as_the_preset_or_its_snapshot_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "p.yaml"
+    os.mkfifo(fifo)
+    line = one_error_line(run_cli("check", "--preset", str(fifo), "--offline", timeout=SECONDS))
+    assert line.startswith(f"specguard: error: preset file {fifo} is a FIFO (named pipe), not a file"), line
+    preset = user_preset(tmp_path)
+    snapshot = preset.parent / re.findall(r"config: (\S+)", preset.read_text())[0]
+    snapshot.unlink()
+    os.mkfifo(snapshot)
+    line = one_error_line(run_cli("check", "--preset", str(preset), "--offline", timeout=SECONDS))
+    assert f"snapshot {snapshot.resolve()} is a FIFO (named pipe), not a file" in line, line
+
+
+def test_a_duplicated_key_is_one_line_naming_the_file_the_key_and_its_line(tmp_path: Path) -> None:
+    preset = user_preset(tmp_path)
+    assert "max-running-requests" not in preset.read_text()
+    text = preset.read_text().replace("\nflags:\n", "\nflags:\n  max-running-requests: 4\n  max-running-requests: 8\n", 1)
+    flags_at = text.splitlines().index("flags:")
+    preset.write_text(text)
+    line = one_error_line(run_cli("check", "--preset", str(preset), "--offline", "--fix", "--write", str(preset), "--in-place"))
+    assert line == (
+        f"specguard: error: preset {preset}: line {flags_at + 3}: the key 'max-running-requests' is given twice in one mapping "
+        f"(first on line {flags_at + 2}): keep one of them"
+    )
+    assert preset.read_text() == text
+
+
+def test_the_written_preset_keeps_the_secret_that_the_screen_masks(tmp_path: Path) -> None:
+    """A file the user asks for is a launch that must still run: it keeps the real --api-key;
+    what check prints shows it masked."""
+    secret = "sk-written-not-shown-7"
+    preset = user_preset(tmp_path)
+    preset.write_text(preset.read_text().replace("\nflags:\n", f"\nflags:\n  api-key: {secret}\n", 1))
+    out = tmp_path / "mine" / "fixed.yaml"
+    result = run_cli("check", "--preset", str(preset), "--offline", "--fix", "--write", str(out))
+    assert result.returncode in (0, 1), result.stderr
+    assert secret not in result.stdout + result.stderr
+    assert yaml.safe_load(out.read_text())["flags"]["api-key"] == secret

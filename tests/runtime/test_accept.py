@@ -107,6 +107,24 @@ def test_accept_bad_input_is_one_line(tiny_pair, args, message):
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--steps", "100000"], "--steps 100000: a speculative round of 100001 tokens does not fit the target's context length of 2048"),
+        (["--steps", "2", "--topk", "100000"], "--topk 100000: more than the target's 512 tokens"),
+        (["--algorithm", "NGRAM", "--draft-tokens", "5000"], "--draft-tokens 5000: a speculative round of 5001 tokens does not fit"),
+        # Before: an allocator failure reported as "internal error (RuntimeError)".
+        (["--max-new-tokens", "10000000000"], "--max-new-tokens 10000000000: the longest prompt plus 10000000000 new tokens"),
+    ],
+)
+def test_accept_refuses_what_the_server_refuses_before_measuring(tiny_pair, args, message):
+    """Before: --steps 100000 drafted for minutes, then failed allocating a ~40 GB tree mask."""
+    result = run_cli("accept", "--target", str(tiny_pair.target), "--draft", str(tiny_pair.draft), *args, timeout=120)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 def test_roofline_is_memory_bound_at_batch_one_and_speculation_stops_paying_when_compute_bound():
     """A 1B-parameter target, a 0.1B draft, accept length 3: at batch 1 the forward is weight
     bandwidth (2 GB at 2 TB/s = 1 ms); at large batches verifying 4 tokens per sequence costs

@@ -144,3 +144,41 @@ def test_topk_wider_than_the_vocabulary_is_refused_before_weights_load(tmp_path)
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(errors) == 1 and "--speculative-eagle-topk 100000: more than the target's 512 tokens" in errors[0], result.stderr
+
+
+def test_a_context_length_no_memory_holds_is_refused_with_the_limit(tiny_pair):
+    """Before: an allocator traceback ("you tried to allocate 2560000000512 bytes")."""
+    result = subprocess.run(
+        [sys.executable, "-m", "specguard.runtime", "--model-path", str(tiny_pair.target), "--context-length", "10000000000",
+         "--port", "1"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.stderr
+    assert errors[0].startswith("error: --context-length 10000000000: the KV cache for 2 request(s)")
+    largest = int(errors[0].split("at most ")[1].split()[0])
+    assert 2048 <= largest < 10_000_000_000  # the limit names a length this machine can hold
+
+
+def test_an_aborted_upload_is_one_log_line_not_a_traceback(server):  # noqa: F811
+    """A client that announces more body than it sends, then closes: nobody is left to answer."""
+    import socket
+
+    first = len(server.lines)
+    routes = ("/generate", "/v1/completions", "/v1/chat/completions")
+    for route in routes:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            head = f"POST {route} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+            sock.sendall(head.encode() + b'{"text": ')
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        said = [line for line in server.lines[first:] if "the client closed the connection after" in line]
+        if len(said) == len(routes):
+            break
+        time.sleep(0.1)
+    log = "\n".join(server.lines[first:])
+    assert len(said) == len(routes), log
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log
+    with server.client() as c:
+        assert c.get("/health").status_code == 200

@@ -15,6 +15,7 @@ from fastapi.responses import (
     JSONResponse,
 )
 from pydantic import BaseModel, ConfigDict, ValidationError
+from starlette.requests import ClientDisconnect
 
 from specguard.runtime.engine import (
     PRIORITY_REQUEST,
@@ -28,7 +29,8 @@ logger = logging.getLogger("specguard.runtime")
 
 
 class ClientDisconnected(Exception):
-    """The client of a non-streaming request closed its connection before the result."""
+    """The client closed its connection before its answer: mid-body (an aborted upload), or
+    before the result of a non-streaming request."""
 
 VERSION = "0.5.23"
 MAX_REQUEST_BYTES = 1 << 20
@@ -111,11 +113,17 @@ async def read_bounded(request: Request) -> bytes:
     """The body, read chunk by chunk and refused (413) as soon as it passes the limit: a chunked
     upload has no Content-Length for the middleware to check."""
     chunks, total = [], 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > MAX_REQUEST_BYTES:
-            raise PayloadTooLarge(f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > MAX_REQUEST_BYTES:
+                raise PayloadTooLarge(f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # An aborted upload (fewer bytes than its Content-Length, then a close): nobody is left to
+        # answer, and it is no fault of the server's, so one line instead of an ASGI traceback.
+        logger.info("%s %s: the client closed the connection after %d bytes of its body", request.method, request.url.path, total)
+        raise ClientDisconnected() from None
     return b"".join(chunks)
 
 
