@@ -185,7 +185,8 @@ def at_least(kind: Callable[[str], Any], minimum: float, maximum: float | None =
     ``--stop-timeout nan`` would mean no grace at all)."""
 
     def convert(text: str) -> Any:
-        from specguard.spec import shown_value  # a pasted 5000-digit number is not echoed whole
+        # A pasted 5000-digit number is not echoed whole.
+        from specguard.spec import shown_value
 
         try:
             value = kind(text)

@@ -86,7 +86,12 @@ def show_command(name: str, output_format: OutputFormat) -> int:
         )
         check_ctx, outcome = run_check(inputs, None)
         outcome = with_handled(name, check_ctx, outcome)
-    from specguard.redact import redact_env, redact_flag_mapping, redact_yaml_text, secret_values
+    from specguard.redact import (
+        redact_env,
+        redact_flag_mapping,
+        redact_yaml_text,
+        secret_values,
+    )
 
     if as_json:
         from specguard.report import outcome_json
