@@ -14,6 +14,13 @@ python -m pip install --quiet -e '.[runtime,test]'
 if [ "${SPECGUARD_SKIP_SGLANG_ENV:-0}" != "1" ]; then
   bash scripts/sglang_env/setup.sh || echo "warning: SGLang parity environment not installed; parity tests will skip"
 fi
+# zsh and fish, so the completion tests drive those shells too (they skip, naming the shell,
+# where it cannot be installed).
+if ! command -v zsh >/dev/null || ! command -v fish >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { apt-get update -qq && apt-get install -y -qq zsh fish; } >/dev/null 2>&1 || echo "warning: zsh/fish not installed; their completion tests will skip"
+  fi
+fi
 # The gates: lint and types (settings in pyproject.toml); a new finding fails CI.
 python -m ruff check
 python -m mypy

@@ -243,15 +243,35 @@ def render_command(spec: LaunchSpec, dialect: Dialect | None = None) -> str:
     argv = render(spec, dialect)
     env_prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in spec.env)
     if dialect is Dialect.SLIME:
-        lines = _group_lines(argv)
-        body = "\n".join("   " + " ".join(shlex.quote(t) for t in line) for line in lines)
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in spec.env)
-        return f"{exports}SGLANG_ARGS=(\n{body}\n)"
+        return _slime_command(spec)
     module = "sgl_jax.launch_server" if dialect is Dialect.SGL_JAX else "sglang.launch_server"
     lines = _group_lines(argv)
     head = f"{env_prefix} " if env_prefix else ""
     body = " \\\n    ".join(" ".join(shlex.quote(t) for t in line) for line in lines)
     return f"{head}python -m {module} \\\n    {body}" if body else f"{head}python -m {module}"
+
+
+def _slime_command(spec: LaunchSpec) -> str:
+    """slime's ``SGLANG_ARGS=( ... )`` array holds only SGLang's flags (``--sglang-*``); slime's
+    own flags, and its aliases of SGLang's (``--hf-checkpoint``), go on the ``train.py`` line
+    that expands the array, as slime's scripts write them."""
+    sglang_items: list[FlagItem] = []
+    slime_items: list[FlagItem] = []
+    owner = sglang_items
+    for item in spec.items:
+        if item.flag != "":  # a bare token stays with the flag before it
+            option = item.written if (spec.dialect is Dialect.SLIME and item.written) else _spelling(item.flag, Dialect.SLIME)
+            owner = sglang_items if option.startswith(SLIME_PREFIX) and not item.extra else slime_items
+        owner.append(item)
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in spec.env)
+    array = _group_lines(render(spec.model_copy(update={"items": tuple(sglang_items)}), Dialect.SLIME))
+    body = "\n".join("   " + " ".join(shlex.quote(t) for t in line) for line in array)
+    command = f"{exports}SGLANG_ARGS=(\n{body}\n)"
+    if not slime_items:
+        return command
+    train = _group_lines(render(spec.model_copy(update={"items": tuple(slime_items)}), Dialect.SLIME))
+    lines = [" ".join(shlex.quote(t) for t in line) for line in train]
+    return command + "\npython3 train.py \\\n    " + " \\\n    ".join([*lines, '"${SGLANG_ARGS[@]}"'])
 
 
 def _group_lines(argv: list[str]) -> list[list[str]]:

@@ -33,7 +33,7 @@ class Outcome(Frozen):
 
     @property
     def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity is Severity.ERROR and not f.applied)
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR and not f.resolved)
 
     @property
     def exit_code(self) -> int:
@@ -84,8 +84,13 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
 
     remaining = {(f.code, f.message) for f in findings}
     # A finding that is gone after the fixes was resolved by them: its own fix, or another
-    # rule's change that removed its cause. Both are reported, marked applied.
-    resolved = [finding.model_copy(update={"applied": True}) for key, finding in seen.items() if key not in remaining]
+    # rule's change that removed its cause. Both are reported resolved; only the first is applied,
+    # so no report claims edits the corrected launch does not hold.
+    resolved = [
+        finding.model_copy(update={"resolved": True, "applied": _fix_holds(finding, ctx.spec)})
+        for key, finding in seen.items()
+        if key not in remaining
+    ]
     ordered = sorted([*resolved, *findings], key=_order)
     return Outcome(
         findings=tuple(ordered),
@@ -94,6 +99,11 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
         original=original,
         corrected=ctx.spec,
     )
+
+
+def _fix_holds(finding: Finding, spec: LaunchSpec) -> bool:
+    """Whether each of the finding's edits is in ``spec`` (read back as typed, so '8' is 8)."""
+    return finding.fix is not None and all(spec.current(edit) == spec.apply(edit).current(edit) for edit in finding.fix.edits)
 
 
 def _fix_candidates(findings: Sequence[Finding], ctx: CheckContext, fix_level: Applicability | None) -> list[Finding]:

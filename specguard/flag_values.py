@@ -52,12 +52,13 @@ _SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 def check_values(spec: LaunchSpec, *, release: str = TABLE_VERSION) -> None:
     """Raise ``InputError`` on the first value SGLang ``release`` would reject. Types come from
-    the parser table (they do not change between releases); choices do change, so another
-    release's are read from the shipped release history (``versions.History``)."""
+    the parser table (they do not change between releases); its choices are 0.5.23's, so they
+    apply only at that release. Another release's choices are not enforced here: a launch dated
+    to an older release may run a build from between two releases (sglang#3724's NEXTN on a
+    main build before 0.4.3.post2 listed it), and exit 2 would hide every other finding; a
+    refused choice at the launch's release belongs among the findings, with a rule code."""
     # sgl-jax has a parser of its own (other choices: --attention-backend fa); the table is SGLang's.
     table = {} if spec.dialect is Dialect.SGL_JAX else extracted_flags()
-    # Another release's choices; a release older than the history knows has none to apply.
-    release_index = None if release == TABLE_VERSION else _release_index(release)
     previous: FlagItem | None = None
     for item in spec.items:
         if item.flag == "":
@@ -65,9 +66,7 @@ def check_values(spec: LaunchSpec, *, release: str = TABLE_VERSION) -> None:
         elif not item.extra:
             entry = table.get(item.flag)
             if entry is not None:
-                choices: tuple[object, ...] | None = entry.choices
-                if release != TABLE_VERSION:
-                    choices = None if release_index is None else _release_choices(item.flag, release_index)
+                choices = entry.choices if release == TABLE_VERSION else None
                 _check_item(item, item.written or spelled(item.flag, spec.dialect), entry, choices, release)
             if item.flag in GRAPH_BS_FLAGS:  # older spellings are not in the table: checked by name
                 _check_graph_bs(item, item.written or spelled(item.flag, spec.dialect))
@@ -82,20 +81,6 @@ def _positional(value: str, previous: FlagItem | None, dialect: Dialect) -> None
         f"stray argument {value!r}: SGLang's launcher takes no positional arguments",
         hint="remove it, or put it after the flag it belongs to (quote a value that holds spaces)",
     )
-
-
-def _release_index(release: str) -> int | None:
-    # The release history is only read when the check speaks of another release.
-    from specguard.versions import history
-
-    return history().index_of(release)
-
-
-def _release_choices(flag: str, index: int) -> tuple[object, ...] | None:
-    from specguard.versions import history
-
-    info = history().flag_info(flag, index)
-    return tuple(info["choices"]) if info and info.get("choices") else None
 
 
 def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices: tuple[object, ...] | None, release: str) -> None:

@@ -15,6 +15,14 @@ from typing import Literal
 
 from specguard.errors import InputError
 
+# One attempt to reach the hub, bounded: huggingface_hub alone waits 10 s per request and retries
+# five times with back-off (47 s on a machine whose DNS has no answer) before the catalog may stand in.
+PROBE_TIMEOUT_S = 2.0
+
+# Endpoint -> why it could not be reached (None: it answered). Asked once per process, which is one
+# run of the CLI: every later file in the run goes straight to the HF cache and the catalog.
+_REACHABILITY: dict[str, str | None] = {}
+
 
 class HubUnavailable(InputError):
     """The hub could not give config.json (offline and not cached, unreachable, or gated): the
@@ -47,8 +55,34 @@ def offline_miss(repo_id: str, *, offline: bool, role: str, revision: str | None
     )
 
 
+def hub_unreachable() -> str | None:
+    """Why the hub could not be reached in this run, once an attempt has failed; else None."""
+    return next((why for why in _REACHABILITY.values() if why is not None), None)
+
+
+def reach_hub() -> str | None:
+    """None when the hub answers (any HTTP status) within ``PROBE_TIMEOUT_S``, else why not; one
+    attempt per run, through huggingface_hub's own HTTP session (its proxy and TLS settings), with
+    none of its retries."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    endpoint = constants.ENDPOINT
+    if endpoint not in _REACHABILITY:
+        try:
+            get_session().head(endpoint, timeout=PROBE_TIMEOUT_S)
+            _REACHABILITY[endpoint] = None
+        # The session's transport errors differ by huggingface_hub release (requests before 1.0,
+        # httpx after) and none of them is ours to report: no answer means unreachable.
+        except Exception as error:  # noqa: BLE001 (see above)
+            _REACHABILITY[endpoint] = f"{endpoint} gave no answer within {PROBE_TIMEOUT_S:g} s ({error.__class__.__name__})"
+    return _REACHABILITY[endpoint]
+
+
 # A download that fails writing the cache, not reaching the hub.
 _CACHE_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+
+_UNREACHABLE_HINT = "check the network, pass a local directory, or pass --offline to skip the attempt"
 
 _OFFLINE_HINT = "download it first (`hf download REPO config.json`), pass a local directory, or drop --offline/HF_HUB_OFFLINE"
 
@@ -76,6 +110,9 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
         except LocalEntryNotFoundError:
             if local_only:
                 raise
+            unreachable = reach_hub()
+            if unreachable is not None:
+                raise HubUnavailable(f"{role} model {label}: the hub could not be reached ({unreachable}) and the file is not cached", hint=_UNREACHABLE_HINT) from None
             origin = "hub"
             path = Path(hf_hub_download(repo_id=repo_id, filename="config.json", revision=revision))
     except GatedRepoError:
@@ -92,7 +129,7 @@ def download_config(repo_id: str, *, revision: str | None, offline: bool, role: 
             ) from None
         raise HubUnavailable(
             f"{role} model {label}: the hub could not be reached and the file is not cached",
-            hint="check the network, or pass a local directory",
+            hint=_UNREACHABLE_HINT,
         ) from None
     except EntryNotFoundError:
         raise InputError(f"{role} model {label} has no config.json", hint="check the repo id") from None

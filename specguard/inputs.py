@@ -10,6 +10,7 @@ from specguard.errors import InputError
 from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_values
 from specguard.frozen import Frozen
+from specguard.hub import hub_unreachable
 from specguard.models import Dialect, ModelFacts
 from specguard.rules.base import CheckContext
 from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
@@ -26,6 +27,8 @@ class CheckInputs(Frozen, kw_only=False):
     sglang_version_origin: str | None = None
     # sgl-jax launches: the build (a date, or a PyPI version, tag or commit specguard can date).
     sgl_jax_version: str | None = None
+    # slime launches: the release or commit --slime-version named (its own flags differ by commit).
+    slime_version: str | None = None
     gpu: str | None = None
     gpu_count: int | None = None
     env_overrides: Sequence[str] = ()
@@ -71,6 +74,8 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
         spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs), release=environment.sglang_version)
     if inputs.sglang_version and inputs.sglang_version_origin:
         environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
+    if inputs.slime_version:
+        environment = environment.model_copy(update={"slime_version": inputs.slime_version})
     if spec.dialect is Dialect.SGL_JAX:
         environment = with_sgl_jax_build(environment, inputs.sgl_jax_version)
     elif inputs.sgl_jax_version:
@@ -79,6 +84,7 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     check_values(spec, release=str(environment.sglang_version))
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     absent_ok = notes if inputs.models_may_be_absent else None
+    unreachable_before = hub_unreachable()  # a hub already found unreachable was noted with the first launch
     # An explicit --target/--draft always wins over a preset's snapshot, and must exist.
     explicit = inputs.explicit_models
     algorithm = (spec.get("speculative_algorithm") or "").upper()
@@ -96,6 +102,8 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
             None if "draft" in explicit else inputs.draft_fallback, True, None if "draft" in explicit else absent_ok,
         )
     draft = _with_vocab_agreement(algorithm, target, draft)
+    if notes is not None and unreachable_before is None:
+        _note_unreachable_hub(notes)
     return CheckContext.build(spec, target, draft, environment)
 
 
@@ -113,6 +121,15 @@ def _with_vocab_agreement(algorithm: str, target: ModelFacts | None, draft: Mode
 
     agreement = vocabulary_agreement(Path(target.folder), Path(draft.folder))
     return draft if agreement is None else draft.model_copy(update={"vocab_agreement": agreement})
+
+
+def _note_unreachable_hub(notes: list[str]) -> None:
+    why = hub_unreachable()
+    if why is not None:
+        notes.append(
+            f"hub unreachable: {why}; this run read the Hugging Face cache and specguard's catalog "
+            "instead, without asking again (--offline skips the attempt)"
+        )
 
 
 def _launch_names(spec: LaunchSpec) -> dict:

@@ -320,6 +320,10 @@ def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLa
                 shell.exported[assignment] = " ".join(shell.variables[assignment])
         return
     entry = _entry_point(names, start)
+    inline = _inline_script(names, start, entry[0] if entry else len(names))
+    if inline is not None:
+        yield from _inline_launches(names, expanded, start, inline, prefix_env, source, shell)
+        return
     if entry is None:
         return
     entry_index, args_index, dialect = entry
@@ -348,6 +352,38 @@ def _command(words: list[_Word], source: str, shell: _Shell) -> Iterator[FoundLa
         arg_locations=tuple(location for _, location in expanded[args_index:]),
         notes=shell.take_notes(),
     )
+
+
+_SHELLS = ("bash", "sh", "dash", "zsh")
+_COMMAND_STRING = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, and -lc / -ec / -xc as images' commands write it
+
+
+def _inline_script(names: list[str], start: int, before: int) -> int | None:
+    """The index of the shell (``bash -c 'SCRIPT'``) that runs the launch as a string, as
+    ``docker run IMAGE bash -c '...'`` does; None when the launch is written out."""
+    for index in range(start, min(before, len(names) - 2)):
+        if Path(names[index]).name in _SHELLS and _COMMAND_STRING.match(names[index + 1]):
+            return index
+    return None
+
+
+def _inline_launches(
+    names: list[str], expanded: list[tuple[str, tuple[str, int]]], start: int, shell_index: int,
+    prefix_env: list[tuple[str, str]], source: str, shell: _Shell,
+) -> Iterator[FoundLaunch]:
+    """The launches in a ``bash -c`` string, read as a script: each takes the image and the env
+    vars of the command around it, and is said to be where that string is written."""
+    env = dict(prefix_env)
+    image = _docker(names, start, shell_index, env)
+    where = expanded[shell_index + 2][1]
+    for found in _run(names[shell_index + 2], source, shell):
+        yield replace(
+            found,
+            env=tuple({**env, **dict(found.env)}.items()),
+            image=found.image or image,
+            line=where[1],
+            arg_locations=tuple(where for _ in found.arg_locations),
+        )
 
 
 def _entry_point(names: list[str], start: int) -> tuple[int, int, Dialect] | None:

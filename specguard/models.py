@@ -173,6 +173,9 @@ class Environment(Frozen):
     # and the sgl-jax rules speak of the HEAD they were read at).
     sgl_jax_build: str | None = None
     sgl_jax_build_source: str | None = None
+    # slime launches only: the slime release or commit named by --slime-version (None: not named,
+    # and the slime rules speak of the newest slime they know). The rules' messages name it.
+    slime_version: str | None = Field(default=None, exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]  # the name the JSON output and the issue use for the origin
     @property
@@ -225,7 +228,10 @@ class Finding(Frozen):
     message: str
     flags: tuple[str, ...] = ()
     fix: Fix | None = None
+    # applied: this finding's own fix is in the corrected launch. resolved: the finding is gone
+    # from the corrected launch, by its own fix or by another rule's change that removed its cause.
     applied: bool = False
+    resolved: bool = False
     sources: tuple[str, ...] = ()
 
 

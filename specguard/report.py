@@ -33,11 +33,19 @@ _ORIGIN_WORDS = {
 }
 
 
-def model_origin(facts: ModelFacts) -> str:
-    """Where a model's facts came from, in the resolution order's words (header line)."""
+def model_origin(facts: ModelFacts, *, verbose: bool = True) -> str:
+    """Where a model's facts came from, in the resolution order's words (header line).
+
+    Not ``verbose``: a catalog entry is named by its snapshot only. Its detail (the repository
+    and file it was copied from, why the catalog was used) took 14-18 lines at 80 columns and
+    cites files a user does not have; ``-v`` shows it."""
     words = _ORIGIN_WORDS.get(facts.origin or "", "unknown")
-    if facts.origin_detail:
+    if facts.origin_detail and (verbose or facts.origin != "catalog"):
         words += f" ({facts.origin_detail})"
+    elif facts.origin_detail:
+        from specguard import catalog  # already read: these facts came from it
+
+        words += f" snapshot {catalog.snapshot_date()} (-v: its source)"
     if facts.weights is not None:
         words += f"; weights: {facts.weights.tensor_count} tensors from {facts.weights.source}"
     return words
@@ -62,6 +70,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "flags": list(finding.flags),
         "fix": fix,
         "applied": finding.applied,
+        "resolved": finding.resolved,
         "sources": list(finding.sources),
     }
 
@@ -140,9 +149,9 @@ def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: 
                 {
                     "ruleId": f.code,
                     "level": level[f.severity],
-                    "message": {"text": redact_text(f.message) + (" (fixed)" if f.applied else "")},
+                    "message": {"text": redact_text(f.message) + (" (fixed)" if f.resolved else "")},
                     "locations": [{"physicalLocation": physical}],
-                    "properties": {"flags": list(f.flags), "applied": f.applied},
+                    "properties": {"flags": list(f.flags), "applied": f.applied, "resolved": f.resolved},
                 }
             )
     rules = []
@@ -233,18 +242,26 @@ def runtime_version(ctx: CheckContext) -> str:
     return f"SGLang {env.sglang_version} ({env.sglang_version_origin})"
 
 
-def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: str | None = "rerun with --fix (safe) or --unsafe-fixes") -> None:
+def _missing_draft(ctx: CheckContext) -> str:
+    """A launch that names a draft whose facts could not be read is not a launch without one."""
+    path = ctx.spec.get("speculative_draft_model_path")
+    return f"draft not found here ({redact_text(str(path))})" if path else "no draft given"
+
+
+def print_human(
+    outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: str | None = "rerun with --fix (safe) or --unsafe-fixes", verbose: bool = False
+) -> None:
     from rich.table import Table
 
     target = ctx.target.source if ctx.target else "unknown target"
-    draft = ctx.draft.source if ctx.draft else "no draft"
+    draft = ctx.draft.source if ctx.draft else _missing_draft(ctx)
     gpu = ctx.env.gpu.name if ctx.env.gpu else "GPU unknown"
     console.print(f"[bold]specguard[/bold] {target} + {draft} · {runtime_version(ctx)} · {gpu} · {ctx.spec.dialect.value} flags")
     if ctx.env.sglang_version_note:
         console.print(f"[yellow]SGLang version:[/yellow] {ctx.env.sglang_version_note}", highlight=False)
     for role, facts in (("target", ctx.target), ("draft", ctx.draft)):
         if facts is not None and facts.origin is not None:
-            console.print(f"[dim]{role} facts: {model_origin(facts)}[/dim]", highlight=False)
+            console.print(f"[dim]{role} facts: {model_origin(facts, verbose=verbose)}[/dim]", highlight=False)
     if outcome.findings:
         table = Table(show_lines=True, expand=True)
         # Narrow terminals wrap (fold) every column; nothing a user needs is cut to "…".
@@ -253,11 +270,12 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
         table.add_column("finding and fix", ratio=1, overflow="fold")
         for f in outcome.findings:
             text = redact_text(f.message)
-            if f.fix is not None:
+            if f.resolved and not f.applied:
+                unused = f"; its own fix was not made: {redact_text(f.fix.title)}" if f.fix else ""
+                text += f"\n[dim]resolved by the fixes applied{unused}[/dim]"
+            elif f.fix is not None:
                 status = "applied" if f.applied else ("--fix" if f.fix.applicability.value == "safe" else "--unsafe-fixes")
                 text += f"\n[dim]fix ({f.fix.applicability.value}, {status}):[/dim] {redact_text(f.fix.title)}"
-            elif f.applied:
-                text += "\n[dim]resolved by the fixes applied[/dim]"
             table.add_row(
                 f"{f.code}\n[dim]{f.name}[/dim]",
                 f"[{_SEVERITY_STYLE[f.severity]}]{f.severity.value}[/]",
@@ -280,7 +298,7 @@ def print_human(outcome: Outcome, ctx: CheckContext, console: Any, *, fix_hint: 
         proposals = ", ".join(f"{code} wants {_show(redact_value(conflict.name, v))}" for code, v in conflict.proposals)
         console.print(f"[yellow]conflict on {conflict.name}: {proposals}; neither was applied[/yellow]")
     errors = len(outcome.errors)
-    fixable = sum(1 for f in outcome.findings if f.fix and not f.applied)
+    fixable = sum(1 for f in outcome.findings if f.fix and not f.resolved)
     summary = f"{errors} error(s) remain" if errors else "no errors remain"
     if fixable and fix_hint:
         summary += f"; {fixable} finding(s) have fixes: {fix_hint}"

@@ -176,8 +176,10 @@ def hub_weights(repo_id: str, *, revision: str | None, offline: bool, num_hidden
     """Facts from the HF cache's shards when all are cached; online, from the hub's headers."""
     from huggingface_hub import constants
 
+    from specguard.hub import reach_hub
+
     cached = _cached_weights(repo_id, revision=revision, num_hidden_layers=num_hidden_layers)
-    if cached is not None or offline or constants.HF_HUB_OFFLINE:
+    if cached is not None or offline or constants.HF_HUB_OFFLINE or reach_hub() is not None:
         return cached
     from huggingface_hub import get_safetensors_metadata
     from huggingface_hub.errors import (

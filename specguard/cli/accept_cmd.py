@@ -40,15 +40,21 @@ def _resolve_tiny(reference: None) -> None: ...
 def _resolve_tiny(reference: str | None) -> str | None:
     if reference is None or not reference.startswith("tiny:"):
         return reference
-    from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair
+    from specguard.runtime.tiny import (
+        ensure_tiny_eagle3,
+        ensure_tiny_pair,
+        ensure_tiny_target,
+    )
 
-    if reference == "tiny:eagle3":
-        return str(ensure_tiny_eagle3().draft)
-    pair = ensure_tiny_pair()
-    paths = {"tiny:target": str(pair.target), "tiny:draft": str(pair.draft)}
-    if reference not in paths:
+    # Each reference builds only its own model (the target alone trains no draft).
+    builders = {
+        "tiny:target": lambda: ensure_tiny_target(),
+        "tiny:draft": lambda: ensure_tiny_pair().draft,
+        "tiny:eagle3": lambda: ensure_tiny_eagle3().draft,
+    }
+    if reference not in builders:
         raise InputError(f"unknown tiny model {reference!r}", hint="use tiny:target, tiny:draft or tiny:eagle3")
-    return paths[reference]
+    return str(builders[reference]())
 
 
 ACCEPT_OPTIONS = (
@@ -138,7 +144,8 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
 
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda: no CUDA device is available to torch here", hint="use --device cpu")
-    target_dir, draft_dir = _resolve_tiny(target), _resolve_tiny(draft)
+    draft_dir = _resolve_tiny(draft)  # first: a tiny:draft builds the pair, whose target tiny:target then is
+    target_dir = _resolve_tiny(target)
     try:
         algo = (algorithm or detect_algorithm(draft_dir)).upper()
         if algo not in ("STANDALONE", "NGRAM", "EAGLE", "EAGLE3"):
@@ -177,7 +184,7 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
     # Always said (on stderr, before measuring): with big models on a small machine it is minutes or hours.
     console.print(
         f"{algo}: {len(grid)} settings x {len(prompt_ids)} prompts x {max_new_tokens} tokens on {device}; "
-        f"a target forward takes {per_forward * 1000:.1f} ms, so this should take about {expected:.0f} s "
+        f"a target forward takes {per_forward * 1000:,.1f} ms, so this should take about {expected:,.0f} s "
         "(Ctrl-C stops early and prints the figures so far)"
     )
     results = []
@@ -272,7 +279,7 @@ def _print_report(report: dict, results: list) -> None:
     for col in ("setting", "accept length", "verify passes", "accepted drafts", "acceptance by position (1, 2, ...)"):
         table.add_column(col)
     for m in results:
-        table.add_row(m.setting.label, f"{m.accept_length:.2f}", str(m.verify_ct), str(m.correct_drafts),
+        table.add_row(m.setting.label, f"{m.accept_length:.2f}", f"{m.verify_ct:,}", f"{m.correct_drafts:,}",
                       " ".join(f"{x:.2f}" for x in m.position_acceptance))
     console.print(table)
     top = max(m.setting.num_draft_tokens for m in results)
@@ -285,32 +292,45 @@ def _print_report(report: dict, results: list) -> None:
         console.print(f"  position {depth:<3} {_bar(share, 1.0)} {share:.2f}")
     est = report.get("estimate")
     if est:
-        table = Table(title=f"roofline estimate on {est['gpu']} (context {est['context']:.0f} tokens, "
+        table = Table(title=f"roofline estimate on {est['gpu']} (context {est['context']:,.0f} tokens, "
                             f"{est['weight_bytes']}-byte weights and KV)")
         for col in ("batch", "plain tokens/s", "best setting", "its tokens/s", "speedup"):
             table.add_column(col)
         for row in est["rows"]:
             best_row = row["best"] or {"setting": "-", "tokens_per_s": 0.0}
-            table.add_row(str(row["batch"]), f"{row['plain_tokens_per_s']:.0f}", best_row["setting"],
-                          f"{best_row['tokens_per_s']:.0f}", f"{row['speedup']:.2f}x")
+            table.add_row(f"{row['batch']:,}", f"{row['plain_tokens_per_s']:,.0f}", best_row["setting"],
+                          f"{best_row['tokens_per_s']:,.0f}", f"{row['speedup']:.2f}x")
         console.print(table)
         if est["stops_paying_at_batch"] is None:
-            console.print(f"speculation pays at every batch size tried (up to {est['rows'][-1]['batch']})")
+            console.print(f"speculation pays at every batch size tried (up to {est['rows'][-1]['batch']:,})")
         elif est["pays_up_to_batch"] is None:
-            console.print(f"speculation does not pay at any batch size tried (from {est['rows'][0]['batch']})")
+            console.print(f"speculation does not pay at any batch size tried (from {est['rows'][0]['batch']:,})")
         else:
-            console.print(f"speculation pays up to batch {est['pays_up_to_batch']} and stops paying "
-                          f"at batch {est['stops_paying_at_batch']}")
+            console.print(f"speculation pays up to batch {est['pays_up_to_batch']:,} and stops paying "
+                          f"at batch {est['stops_paying_at_batch']:,}")
         console.print("assumptions: " + "; ".join(est["assumptions"]))
         console.print(f"GPU figures: {est['source']}")
 
 
 def _draw_png(report: dict, results: list, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = accept_figure(report, results)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def accept_figure(report: dict, results: list) -> Any:
+    """The --plot figure. Draft positions and batch sizes are counts: their axes tick at whole
+    numbers only (matplotlib's default locator put a tick at position 1.5), with thousands
+    separators where large."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
+    thousands = FuncFormatter(lambda value, _position: f"{value:,.0f}")
     panels = 3 if report.get("estimate") else 2
     fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4))
     labels = [m.setting.label.replace(" draft", "\ndraft") for m in results]
@@ -320,6 +340,7 @@ def _draw_png(report: dict, results: list, path: Path) -> None:
     axes[0].set_title(f"{report['algorithm']} accept length")
     for m in results:
         axes[1].plot(range(1, len(m.position_acceptance) + 1), m.position_acceptance, marker="o", label=m.setting.label)
+    axes[1].xaxis.set_major_locator(MaxNLocator(integer=True))
     axes[1].set_xlabel("draft position")
     axes[1].set_ylabel("share of rounds accepted")
     axes[1].set_ylim(0, 1)
@@ -331,10 +352,13 @@ def _draw_png(report: dict, results: list, path: Path) -> None:
         axes[2].plot(batches, [r["plain_tokens_per_s"] for r in est["rows"]], label="plain", marker="o")
         axes[2].plot(batches, [r["best"]["tokens_per_s"] if r["best"] else 0 for r in est["rows"]], label="best speculative", marker="o")
         axes[2].set_xscale("log", base=2)
+        axes[2].xaxis.set_major_locator(matplotlib.ticker.FixedLocator(batches))
+        axes[2].xaxis.set_minor_locator(NullLocator())
+        axes[2].xaxis.set_major_formatter(thousands)
+        axes[2].yaxis.set_major_formatter(thousands)
         axes[2].set_xlabel("batch size")
         axes[2].set_ylabel("tokens/s (roofline)")
         axes[2].legend(fontsize=7)
         axes[2].set_title(f"estimate on {est['gpu']}")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig

@@ -31,6 +31,7 @@ from specguard.cli.options import (
     SLIME_VERSION,
     TARGET,
     UNSAFE_FIXES,
+    VERBOSE,
     OutputFormat,
 )
 from specguard.cli.parsing import Invocation, Option, Parser, UsageError, add_options
@@ -107,6 +108,7 @@ def build_inputs(
         sglang_version=sglang_version or pinned or image_version,
         sglang_version_origin=origin if pinned else ("docker image tag" if image_version else None),
         sgl_jax_version=sgl_jax_version,
+        slime_version=slime_version,
         gpu=gpu,
         gpu_count=gpu_count,
         env_overrides=(*(f"{k}={v}" for k, v in found.env), *(env or ())) if found else tuple(env or ()),
@@ -209,7 +211,7 @@ def add_arguments(parser: Parser, name: str) -> None:
     parser.usage = "specguard check [OPTIONS] [-- SERVER_ARGS... | 'COMMAND' | -]"
     add_options(
         parser, PRESET, TARGET, DRAFT, DIALECT, SGLANG_VERSION, REQUIREMENTS, SLIME_VERSION, SGL_JAX_VERSION, GPU, GPU_COUNT,
-        ENV, FIX, UNSAFE_FIXES, OFFLINE, FORMAT, SCRIPT, WRITE, FORCE, IN_PLACE, EXPLAIN_MEMORY,
+        ENV, FIX, UNSAFE_FIXES, OFFLINE, FORMAT, SCRIPT, WRITE, FORCE, IN_PLACE, EXPLAIN_MEMORY, VERBOSE,
     )
 
 
@@ -264,7 +266,7 @@ def run(invocation: Invocation) -> int:
                 console.print(f"[bold]{found.source}:{found.line}[/bold]: launch {number} of {len(checked)}{image}", markup=True, highlight=False)
             for note in c.notes:
                 console.print(f"[yellow]note:[/yellow] {redact_text(note)}", highlight=False)
-            print_human(c.outcome, c.ctx, console)
+            print_human(c.outcome, c.ctx, console, verbose=o.verbose)
             if o.explain_memory:  # --explain-memory (specguard/memory/report.py)
                 from specguard.memory.report import print_memory
 

@@ -33,6 +33,7 @@ from specguard.cli.check import build_inputs
 from specguard.cli.errors import clean_errors
 from specguard.cli.launch_forms import reject_misspelled_options, requests_from
 from specguard.cli.options import (
+    DATA_FORMAT,
     DIALECT,
     DRAFT,
     ENV,
@@ -43,7 +44,7 @@ from specguard.cli.options import (
     SGLANG_VERSION,
     TARGET,
     UNSAFE_FIXES,
-    OutputFormat,
+    DataFormat,
 )
 from specguard.cli.parsing import (
     Invocation,
@@ -86,7 +87,7 @@ LOG_FILE = Option("--log-file", "Write the runtime's log here instead of streami
 RETRY_WITH_FIX = Option("--retry-with-fix", "After a diagnosed start-up crash, retry once with its fix.", switch=True)
 STOP_TIMEOUT = Option("--stop-timeout", "Seconds between the stop signal and SIGKILL.", convert=at_least(float, 0), default=30.0)
 HEALTH_INTERVAL = Option("--health-interval", "Seconds between /health checks while serving (0: none).", convert=at_least(float, 0), default=30.0)
-FORMAT = Option("--format", "human, or json (with --dry-run).", convert=choice(OutputFormat), default=OutputFormat.human, metavar="[human|json]")
+FORMAT = DATA_FORMAT.model_copy(update={"help": "human, or json (with --dry-run)."})
 
 
 def add_arguments(parser: Parser, name: str) -> None:
@@ -100,9 +101,9 @@ def add_arguments(parser: Parser, name: str) -> None:
 def run(invocation: Invocation) -> int:
     """Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it."""
     o = invocation.options
-    as_json = o.output_format is not OutputFormat.human
+    as_json = o.output_format is not DataFormat.human
     with clean_errors(lambda: as_json):
-        if o.output_format is OutputFormat.sarif or (as_json and not o.dry_run):
+        if as_json and not o.dry_run:
             raise UsageError("--format json is for --dry-run; a live launch reports on stderr", "specguard launch")
         from rich.console import Console
 

@@ -27,10 +27,11 @@ class Command(Frozen, kw_only=False):
     module: str  # under specguard.cli
     summary: str  # the line `specguard --help` lists; the first line of the command's own help
     server_args: bool = False  # takes SERVER_ARGS: options not its own, and words, pass through
+    sarif: bool = False  # writes SARIF under --format sarif; elsewhere that format is a usage error
 
 
 COMMANDS: dict[str, Command] = {
-    "check": Command("check", "Check speculative-decoding launches (SERVER_ARGS, a command as text, or a script).", server_args=True),
+    "check": Command("check", "Check speculative-decoding launches (SERVER_ARGS, a command as text, or a script).", server_args=True, sarif=True),
     "rules": Command("rules_cmd", "List every rule."),
     "rule": Command("rules_cmd", "Print one rule's documentation."),
     "presets": Command("presets_cmd", "List the shipped presets, or show one."),
@@ -38,6 +39,8 @@ COMMANDS: dict[str, Command] = {
     "launch": Command("launch_cmd", "Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it.", server_args=True),
     "models": Command("models_cmd", "List the model catalog (public config.json copies), or show the facts used for one model."),
     "accept": Command("accept_cmd", "Measure accept length and per-position acceptance for a grid of speculative settings."),
+    "hook": Command("hook_cmd", "Check each file a pre-commit hook passes: launch scripts or presets (.pre-commit-hooks.yaml)."),
+    "completion": Command("completion_cmd", "Print a shell completion script (bash, zsh or fish) for every command and its options."),
 }
 
 
@@ -62,8 +65,8 @@ def main(argv: list[str]) -> int:
         print(f"specguard {__version__}")
         return 0
     name, rest = argv[0], argv[1:]
+    command = COMMANDS.get(name)
     try:
-        command = COMMANDS.get(name)
         if command is None:
             raise UsageError(f"no such command {name!r}{_did_you_mean(name)}")
         module = importlib.import_module(f"specguard.cli.{command.module}")
@@ -77,7 +80,7 @@ def main(argv: list[str]) -> int:
             return 0
         return int(module.run(Invocation(name, parser.parse_args(own), tuple(server_args), tuple(parser.own_options()))))
     except UsageError as error:
-        return _usage_error(error, argv)
+        return _usage_error(error, argv, sarif=command is not None and command.sarif)
     except SystemExit as stop:  # --help printed, or an error already reported (cli/errors.py)
         return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
     except KeyboardInterrupt:
@@ -105,9 +108,10 @@ def _did_you_mean(name: str) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _usage_error(error: UsageError, argv: list[str]) -> int:
-    """A usage error as one line (a JSON or SARIF document under --format json/sarif), exit code 2."""
-    machine: dict[str | None, bool | str] = {"json": True, "sarif": "sarif"}
+def _usage_error(error: UsageError, argv: list[str], *, sarif: bool) -> int:
+    """A usage error as one line (a JSON or SARIF document under --format json/sarif), exit code 2.
+    A command that writes no SARIF (``sarif``) refuses that format in one line, not a SARIF log."""
+    machine: dict[str | None, bool | str] = {"json": True, "sarif": "sarif" if sarif else False}
     print_error(error.message.replace("\n", " "), machine.get(_requested_format(argv), False), see=error.prog)
     return 2
 

@@ -8,56 +8,63 @@ import sys
 from typing import Any
 
 from specguard.cli.errors import clean_errors
-from specguard.cli.options import FORMAT, OFFLINE, OutputFormat
+from specguard.cli.options import DATA_FORMAT, OFFLINE, VERBOSE, DataFormat
 from specguard.cli.parsing import Invocation, Parser, add_options
+from specguard.cli.terminal import columns_that_fit, output_width
 
 
 def add_arguments(parser: Parser, name: str) -> None:
     """``specguard models`` alone lists the catalog, as ``models list`` does."""
-    add_options(parser, FORMAT)
+    add_options(parser, DATA_FORMAT)
     actions = parser.add_subparsers(dest="action", metavar="{list,show}", parser_class=Parser)
     listing = actions.add_parser("list", help="Every catalog entry: model, architecture, kind (config copy or facts), source and its date.")
     show = actions.add_parser("show", help="The facts specguard uses for one model, and where each came from (local, HF cache, hub, catalog).")
     show.add_argument("reference", metavar="ORG/NAME", help="A hub repo id (org/name[@revision]) or a local model directory.")
-    add_options(show, OFFLINE)
+    add_options(show, OFFLINE, VERBOSE)
     for sub in (listing, show):  # --format after the subcommand too; given before it, it stays
-        FORMAT.model_copy(update={"default": argparse.SUPPRESS}).add_to(sub)
+        DATA_FORMAT.model_copy(update={"default": argparse.SUPPRESS}).add_to(sub)
 
 
 def run(invocation: Invocation) -> int:
     o = invocation.options
     if o.action == "show":
-        return show_command(o.reference, o.offline, o.output_format)
+        return show_command(o.reference, o.offline, o.output_format, verbose=o.verbose)
     return list_command(o.output_format)
 
 
-def list_command(output_format: OutputFormat) -> int:
+def list_command(output_format: DataFormat) -> int:
     """Every catalog entry: model, architecture, kind (config copy or facts), source and its date."""
     from specguard import catalog
 
-    with clean_errors(lambda: output_format is not OutputFormat.human):
+    with clean_errors(lambda: output_format is not DataFormat.human):
         document = {"snapshot_date": catalog.snapshot_date(), **catalog.index()}
-    if output_format is not OutputFormat.human:
+    if output_format is not DataFormat.human:
         print(json.dumps({"schema_version": 1, "snapshot_date": document["snapshot_date"], "models": document["models"]}, indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table
 
+    cells = [
+        {"model": e["model"], "architecture": e["architecture"] or "-", "kind": e["kind"], "source date": e["date"] or "-"} for e in document["models"]
+    ]
+    width = output_width()
+    # A narrow terminal loses the kind first, then the date; the model and its architecture stay.
+    columns = columns_that_fit(cells, ("model", "architecture", "kind", "source date"), ("kind", "source date"), width)
     table = Table(title=f"specguard model catalog (snapshot {document['snapshot_date']}, {len(document['models'])} models)", expand=False)
-    for column in ("model", "architecture", "kind", "source date"):
+    for column in columns:
         table.add_column(column, overflow="fold")
-    for entry in document["models"]:
-        table.add_row(entry["model"], entry["architecture"] or "-", entry["kind"], entry["date"] or "-")
-    Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 120)).print(table)
+    for row in cells:
+        table.add_row(*(row[c] for c in columns))
+    Console(file=sys.stdout, soft_wrap=False, width=width).print(table)
     return 0
 
 
 _WEIGHT_FIELDS = ("tensor_count", "fc_shape", "d2t_shape", "t2d_shape", "embed_shape", "lm_head_shape", "stored_dtypes", "quantized_tensors", "mtp_tensors")
 
 
-def show_command(reference: str, offline: bool, output_format: OutputFormat) -> int:
+def show_command(reference: str, offline: bool, output_format: DataFormat, *, verbose: bool = False) -> int:
     """The facts specguard uses for one model, and where each came from (local, HF cache, hub, catalog)."""
-    as_json = output_format is not OutputFormat.human
+    as_json = output_format is not DataFormat.human
     with clean_errors(lambda: as_json):
         from specguard.facts import load_facts
         from specguard.report import model_origin
@@ -78,8 +85,9 @@ def show_command(reference: str, offline: bool, output_format: OutputFormat) -> 
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 120))
-    console.print(f"[bold]{facts.source}[/bold]: config from {config_from}", highlight=False)
+    console = Console(file=sys.stdout, width=output_width())
+    shown_from = model_origin(facts.model_copy(update={"weights": None}), verbose=verbose)
+    console.print(f"[bold]{facts.source}[/bold]: {shown_from}", highlight=False)
     if facts.weights is None:
         console.print("[dim]weights: no safetensors headers at hand (local directory or HF cache; online, the hub)[/dim]")
     table = Table(expand=False)

@@ -19,6 +19,14 @@ class OutputFormat(StrEnum):
     sarif = "sarif"
 
 
+class DataFormat(StrEnum):
+    """The formats of a command that reports no findings on a launch: SARIF is a log of
+    findings, so `--format sarif` is refused there rather than answered with JSON."""
+
+    human = "human"
+    json = "json"
+
+
 PRESET = Option("--preset", "A shipped preset name or a preset YAML file.", metavar="NAME|FILE")
 TARGET = Option("--target", "Target model: a directory or ORG/NAME[@REV]. Default: --model-path.", metavar="MODEL")
 DRAFT = Option("--draft", "Draft model: a directory or ORG/NAME[@REV]. Default: --speculative-draft-model-path.", metavar="MODEL")
@@ -40,3 +48,5 @@ FIX = Option("--fix", "Apply the safe fixes.", switch=True)
 UNSAFE_FIXES = Option("--unsafe-fixes", "Apply every fix, unsafe ones included.", switch=True)
 OFFLINE = Option("--offline", "Never touch the network; the HF cache is still read.", switch=True)
 FORMAT = Option("--format", "Output format.", convert=choice(OutputFormat), default=OutputFormat.human)
+DATA_FORMAT = Option("--format", "Output format.", convert=choice(DataFormat), default=DataFormat.human)
+VERBOSE = Option("--verbose", "Show where each catalog fact was copied from, and why the catalog was used.", switch=True, short="-v")

@@ -77,7 +77,15 @@ class Parser(argparse.ArgumentParser):
 
     def __init__(self, prog: str, description: str | None = None) -> None:
         self.takes_value: dict[str, bool] = {}  # before argparse adds -h/--help through add_argument
+        # Options may come between positionals (`hook scripts --offline a.sh b.sh`): argparse
+        # otherwise fills a trailing `nargs="*"` at its first chance, empty, and refuses the rest.
+        self.intermixed = False
         super().__init__(prog=prog, description=description, formatter_class=_Formatter, allow_abbrev=False)
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        if self.intermixed:
+            return self.parse_intermixed_args(args, namespace)
+        return super().parse_args(args, namespace)
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
@@ -142,6 +150,7 @@ class Option(Frozen, kw_only=False):
     repeat: bool = False
     metavar: str | None = None
     required: bool = False
+    short: str | None = None  # a one-letter spelling too (-v)
 
     def add_to(self, parser: Parser) -> None:
         kwargs: dict[str, Any] = {"help": self.help, "dest": self.dest}
@@ -154,7 +163,7 @@ class Option(Frozen, kw_only=False):
                 kwargs["type"] = self.convert
             if self.repeat:
                 kwargs["action"] = "append"
-        parser.add_argument(self.flag, **kwargs)
+        parser.add_argument(*([self.short] if self.short else []), self.flag, **kwargs)
 
     @property
     def dest(self) -> str:
@@ -192,11 +201,12 @@ def at_least(kind: Callable[[str], Any], minimum: float, maximum: float | None =
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a valid {kind.__name__}") from None
+        number = text if len(text) <= 40 else shown_value(text)
         if isinstance(value, float) and not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{shown_value(text)} is not a finite number")
+            raise argparse.ArgumentTypeError(f"{number} is not a finite number")
         if value < minimum or (maximum is not None and value > maximum):
             bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-            raise argparse.ArgumentTypeError(f"{shown_value(text)} is not {bound}")
+            raise argparse.ArgumentTypeError(f"{number} is not {bound}")
         return value
 
     convert.__name__ = kind.__name__

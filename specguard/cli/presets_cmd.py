@@ -6,17 +6,18 @@ import json
 import sys
 
 from specguard.cli.errors import clean_errors
-from specguard.cli.options import FORMAT, OFFLINE, OutputFormat
+from specguard.cli.options import DATA_FORMAT, OFFLINE, DataFormat
 from specguard.cli.parsing import Invocation, Parser, UsageError, add_options
+from specguard.cli.terminal import columns_that_fit, output_width
 
 
 def add_arguments(parser: Parser, name: str) -> None:
     actions = parser.add_subparsers(dest="action", metavar="{list,show}", parser_class=Parser)
-    add_options(actions.add_parser("list", help="The shipped presets: name, runtime, algorithm, target and draft."), FORMAT)
+    add_options(actions.add_parser("list", help="The shipped presets: name, runtime, algorithm, target and draft."), DATA_FORMAT)
     show = actions.add_parser("show", help="The preset's YAML, then what `specguard check --preset NAME` says of it.")
     show.add_argument("name", metavar="NAME", help="A shipped preset name or a preset YAML file.")
     # show checks offline whatever is given: --offline is accepted, and is the only mode.
-    add_options(show, OFFLINE, FORMAT)
+    add_options(show, OFFLINE, DATA_FORMAT)
 
 
 def run(invocation: Invocation) -> int:
@@ -28,9 +29,9 @@ def run(invocation: Invocation) -> int:
     raise UsageError("name a subcommand: list or show", "specguard presets")
 
 
-def list_command(output_format: OutputFormat) -> int:
+def list_command(output_format: DataFormat) -> int:
     """The shipped presets: name, runtime, algorithm, target and draft."""
-    with clean_errors(lambda: output_format is not OutputFormat.human):
+    with clean_errors(lambda: output_format is not DataFormat.human):
         from specguard.presets import load, shipped_names
 
         rows = []
@@ -48,18 +49,25 @@ def list_command(output_format: OutputFormat) -> int:
                     "description": preset.description,
                 }
             )
-    if output_format is not OutputFormat.human:
+    if output_format is not DataFormat.human:
         print(json.dumps({"schema_version": 1, "presets": rows}, indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table
 
+    cells = [
+        {"name": r["name"], "runtime": r["runtime"], "flags": r["dialect"], "algorithm": r["algorithm"] or "-", "target": r["target"], "draft": r["draft"] or "(none)"}
+        for r in rows
+    ]
+    width = output_width(150)
+    # A narrow terminal loses the runtime and flag spelling first (the name mostly says them).
+    columns = columns_that_fit(cells, ("name", "runtime", "flags", "algorithm", "target", "draft"), ("runtime", "flags", "algorithm"), width)
     table = Table(title="specguard presets", expand=False)
-    for column in ("name", "runtime", "flags", "algorithm", "target", "draft"):
+    for column in columns:
         table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(row["name"], row["runtime"], row["dialect"], row["algorithm"] or "-", row["target"], row["draft"] or "(none)")
-    Console(file=sys.stdout, soft_wrap=False, width=max(Console().width, 150)).print(table)
+    for row in cells:
+        table.add_row(*(row[c] for c in columns))
+    Console(file=sys.stdout, soft_wrap=False, width=width).print(table)
     return 0
 
 
@@ -70,11 +78,11 @@ def _algorithm(flags: dict) -> str | None:
     return None
 
 
-def show_command(name: str, output_format: OutputFormat) -> int:
+def show_command(name: str, output_format: DataFormat) -> int:
     """The preset's YAML, then what `specguard check --preset NAME --offline` says of it (offline is its only mode)."""
     from specguard.cli.check import build_inputs, run_check, with_handled
 
-    as_json = output_format is not OutputFormat.human
+    as_json = output_format is not DataFormat.human
     with clean_errors(lambda: as_json):
         from specguard.presets import load
 

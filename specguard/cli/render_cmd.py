@@ -7,24 +7,28 @@ value is what ``specguard check --preset NAME --write FILE`` writes.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import (
     DRAFT,
     ENV,
     GPU,
-    OFFLINE,
     SGLANG_VERSION,
     TARGET,
     UNSAFE_FIXES,
     DialectChoice,
 )
 from specguard.cli.parsing import Invocation, Option, Parser, add_options, choice
-from specguard.models import Dialect
+from specguard.models import Dialect, Finding
+
+if TYPE_CHECKING:
+    from specguard.spec import LaunchSpec
 
 DETAILS = {
     "render": "Secrets (--api-key, --admin-api-key, HF_TOKEN, ...) are printed as ***: "
@@ -46,11 +50,13 @@ TO = Option(
     convert=choice(RenderTarget), required=True,
 )
 NO_FIX = Option("--no-fix", "Render the preset as written, without the safe fixes.", switch=True)
+# Taken so that it is refused with one line instead of passing into the launch as a server flag.
+NO_OFFLINE = Option("--offline", "Refused: render never goes online.", switch=True)
 
 
 def add_arguments(parser: Parser, name: str) -> None:
     parser.usage = "specguard render --preset NAME --to TARGET [OPTIONS] [-- SERVER_ARGS...]"
-    add_options(parser, PRESET, TO, TARGET, DRAFT, SGLANG_VERSION, GPU, ENV, UNSAFE_FIXES, NO_FIX, OFFLINE)
+    add_options(parser, PRESET, TO, TARGET, DRAFT, SGLANG_VERSION, GPU, ENV, UNSAFE_FIXES, NO_FIX, NO_OFFLINE)
 
 
 def run(invocation: Invocation) -> int:
@@ -59,7 +65,9 @@ def run(invocation: Invocation) -> int:
 
     o = invocation.options
     preset, to = o.preset, o.to
+    _refuse_ignored(o)
     with clean_errors(lambda: to is RenderTarget.json):
+        from specguard import engine
         from specguard.dialects import render
         from specguard.dialects import render_command as command_line
         from specguard.presets import load
@@ -68,16 +76,20 @@ def run(invocation: Invocation) -> int:
             redact_env,
             redact_flag_mapping,
             redact_spec,
+            redact_text,
             redact_value,
         )
+        from specguard.rules import ALL_RULES
 
         loaded = load(preset)
         inputs = build_inputs(
             list(invocation.server_args), preset=preset, target=o.target, draft=o.draft, dialect=None, sglang_version=o.sglang_version,
             gpu=o.gpu, gpu_count=None, env=o.env, offline=True,  # render never goes online: --offline is its only mode
         )
-        _, outcome = run_check(inputs, None if o.no_fix else fix_level(True, o.unsafe_fixes))
+        ctx, outcome = run_check(inputs, None if o.no_fix else fix_level(True, o.unsafe_fixes))
         corrected = outcome.corrected
+        dropped: list[str] = []
+        destination_errors: tuple[Finding, ...] = ()
         shown = redact_spec(corrected)
         if to is RenderTarget.yaml:
             document = preset_document(loaded.preset, corrected, base_env=dict(os.environ))
@@ -105,11 +117,49 @@ def run(invocation: Invocation) -> int:
                 default=list,
             )
         else:
-            text = _commands(shown, Dialect(DialectChoice(to.value).value), command_line)
+            destination = Dialect(DialectChoice(to.value).value)
+            corrected, dropped = _for_destination(corrected, destination)
+            text = _commands(redact_spec(corrected), destination, command_line)
+            if destination is not loaded.preset.flag_dialect:
+                # The check above judged the preset in its own dialect; what is printed runs on
+                # the destination's runtime, so it is judged there too.
+                destination_errors = engine.check(ALL_RULES, ctx.with_spec(corrected)).errors
     print(text)
+    for flag in dropped:
+        print(f"specguard: {flag} left out: sgl-jax has no such flag (sgl_jax/srt/server_args.py)", file=sys.stderr)
     if outcome.errors:
         print(f"specguard: {len(outcome.errors)} error finding(s) remain: run `specguard check --preset {preset}`", file=sys.stderr)
-    return outcome.exit_code
+    for finding in destination_errors:
+        print(f"specguard: as {to.value}: {finding.code} {redact_text(finding.message)}", file=sys.stderr)
+    return 1 if outcome.errors or destination_errors else 0
+
+
+def _refuse_ignored(o: argparse.Namespace) -> None:
+    """An option render would accept and then not act on is refused, so no one believes it did."""
+    from specguard.cli.parsing import UsageError
+
+    if o.offline:
+        raise UsageError("--offline changes nothing here: render never goes online (it reads the preset and the files it names)", "specguard render")
+    if o.no_fix and o.unsafe_fixes:
+        raise UsageError("--unsafe-fixes changes nothing with --no-fix, which renders the preset without any fix: give one of them", "specguard render")
+
+
+def _for_destination(spec: LaunchSpec, destination: Dialect) -> tuple[LaunchSpec, list[str]]:
+    """``spec`` as the destination's launcher reads it (its flags re-read in its dialect), and
+    the flags left out because that launcher has none of them (sgl-jax has no CUDA graphs...)."""
+    from specguard.dialects import parse, render
+
+    argv = render(spec, destination)
+    dropped: list[str] = []
+    if destination is Dialect.SGL_JAX:
+        from specguard.sglang_facts.sgl_jax import server_flags
+
+        known = server_flags()
+        items = parse(argv, destination).items
+        dropped = [item.flag for item in items if item.flag != "" and item.flag not in known]
+        kept = tuple(item for item in items if item.flag == "" or item.flag in known)
+        argv = render(spec.model_copy(update={"items": kept, "dialect": destination}), destination)
+    return parse(argv, destination, env=spec.env), dropped
 
 
 def _commands(spec, dialect: Dialect, command_line) -> str:

@@ -6,10 +6,12 @@ import json
 import sys
 
 from specguard.cli.errors import clean_errors
-from specguard.cli.options import FORMAT, OutputFormat
+from specguard.cli.options import DATA_FORMAT, DataFormat
 from specguard.cli.parsing import Invocation, Parser, add_options
 from specguard.errors import InputError
+from specguard.models import Severity
 from specguard.rules import ALL_RULES, RULES_BY_CODE
+from specguard.rules.base import Rule
 from specguard.rules.docs import rule_markdown
 
 
@@ -17,7 +19,7 @@ def add_arguments(parser: Parser, name: str) -> None:
     if name == "rule":
         parser.add_argument("code", metavar="CODE", help="A rule code such as DM001, or its name.")
     else:
-        add_options(parser, FORMAT)
+        add_options(parser, DATA_FORMAT)
 
 
 def run(invocation: Invocation) -> int:
@@ -26,13 +28,13 @@ def run(invocation: Invocation) -> int:
     return rules_command(invocation.options.output_format)
 
 
-def rules_command(output_format: OutputFormat) -> int:
+def rules_command(output_format: DataFormat) -> int:
     """List every rule."""
-    if output_format is not OutputFormat.human:
+    if output_format is not DataFormat.human:
         rows = [
             {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary, "fix_availability": r.fix_availability.value,
              "sglang_versions": r.sglang_versions, "dialects": [d.value for d in r.dialects] if r.dialects else None,
-             "sources": list(r.sources)}
+             "severities": [s.value for s in finding_severities(r)], "sources": list(r.sources)}
             for r in ALL_RULES
         ]
         print(json.dumps(rows, indent=2))
@@ -47,9 +49,25 @@ def rules_command(output_format: OutputFormat) -> int:
         versions = f"SGLang {r.sglang_versions}" if r.sglang_versions else ""
         dialects = "/".join(d.value for d in r.dialects) if r.dialects else ""
         scope = " ".join(part for part in (versions, dialects) if part)
-        table.add_row(r.code, r.name, r.severity.value, scope or "all", r.summary)
+        table.add_row(r.code, r.name, "/".join(s.value for s in finding_severities(r)), scope or "all", r.summary)
     Console(file=sys.stdout).print(table)
     return 0
+
+
+def finding_severities(rule: Rule) -> tuple[Severity, ...]:
+    """Every severity the rule's findings can carry, worst first: its declared one, and each
+    ``Severity.X`` its module names (the ``severity=`` a finding overrides it with, directly or
+    through a variable). 22 rules downgrade or raise some findings (DM002 warns where it would
+    otherwise refuse); a table showing only the declared one misstated them. A test holds this
+    against the severities every rule case produces."""
+    import ast
+    import inspect
+
+    named = {rule.severity}
+    for node in ast.walk(ast.parse(inspect.getsource(inspect.getmodule(rule.check)))):  # type: ignore[arg-type]
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "Severity":
+            named.add(Severity[node.attr])
+    return tuple(s for s in (Severity.ERROR, Severity.WARNING, Severity.INFO) if s in named)
 
 
 def rule_command(code: str) -> int:

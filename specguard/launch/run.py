@@ -82,7 +82,7 @@ def run(session: LaunchSession, console: Any, *, ready_timeout: float, smoke: bo
                 console.print(f"[bold]{result.message}[/bold]: exit code {result.exit_code}")
             if result.kind not in (RunKind.CRASHED, RunKind.EXITED, RunKind.UNHEALTHY) or (result.kind is RunKind.EXITED and result.exit_code == 0):
                 return result.exit_code
-            diagnoses = diagnose(result.log_tail, outcome.findings)
+            diagnoses = diagnose(result.log_tail, outcome.findings, check_ctx.version)
             print_diagnoses(console, diagnoses, result.log_tail)
             fixable = [d for d in diagnoses if d.edits]
             if result.kind is not RunKind.CRASHED or not fixable or attempt + 1 >= attempts or stop.requested:

@@ -128,17 +128,22 @@ def resolve_tiny(inputs: CheckInputs, *, build: bool = True) -> tuple[CheckInput
         return inputs, None
     from specguard.runtime import tiny  # build with torch on first use only
 
-    wants_eagle3 = "tiny:eagle3" in [*inputs.server_args, inputs.target, inputs.draft]
-    if build:
-        pair = tiny.ensure_tiny_pair()
-        eagle3 = tiny.ensure_tiny_eagle3().draft if wants_eagle3 else None
+    named = {*inputs.server_args, inputs.target, inputs.draft}
+    # Only what the launch names is built: an EAGLE3 launch never runs the STANDALONE draft.
+    if "tiny:draft" in named:
+        pair = tiny.ensure_tiny_pair() if build else tiny.tiny_pair_paths()
+        target, draft = pair.target, pair.draft
     else:
-        pair = tiny.tiny_pair_paths()
-        eagle3 = tiny.tiny_eagle3_path() if wants_eagle3 else None
-    paths = {"tiny:target": str(pair.target), "tiny:draft": str(pair.draft)}
+        target, draft = (tiny.ensure_tiny_target() if build else tiny.tiny_target_path()), None
+    eagle3 = None
+    if "tiny:eagle3" in named:
+        eagle3 = tiny.ensure_tiny_eagle3().draft if build else tiny.tiny_eagle3_path()
+    paths = {"tiny:target": str(target)}
+    if draft is not None:
+        paths["tiny:draft"] = str(draft)
     if eagle3 is not None:
         paths["tiny:eagle3"] = str(eagle3)
-    missing = [p for p in {pair.target.parent, *([eagle3] if eagle3 else [])} if not tiny.is_built(p)]
+    missing = [p for p in {target.parent, *([eagle3] if eagle3 else [])} if not tiny.is_built(p)]
     note = None
     if missing:
         note = f"the tiny models are not built yet ({', '.join(sorted(map(str, missing)))}): a launch builds them once; a dry run writes nothing"

@@ -76,7 +76,7 @@ def prepare(inputs: CheckInputs, request: LaunchRequest, console: Any, confirm: 
     check_ctx, outcome = run_check(inputs, level, notes, endpoint)
     for note in dict.fromkeys(notes):
         console.print(f"note: {note}", markup=False, highlight=False)
-    pending_unsafe = [f for f in outcome.findings if f.fix and not f.applied and f.fix.applicability is Applicability.UNSAFE]
+    pending_unsafe = [f for f in outcome.findings if f.fix and not f.resolved and f.fix.applicability is Applicability.UNSAFE]
     interactive = not request.dry_run and not request.as_json and sys.stdin.isatty() and sys.stderr.isatty()
     if level is Applicability.SAFE and pending_unsafe and interactive:
         console.print("[bold]Fixes that change what runs (unsafe):[/bold]")

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from packaging.version import Version
 
 from specguard.models import Edit
 
@@ -311,15 +313,17 @@ def match(lines: Iterable[str]) -> list[tuple[Signature, str]]:
     return [found[s.key] for s in SIGNATURES if s.key in found]
 
 
-def diagnose(lines: Iterable[str], fired: Sequence[object] = ()) -> list[Diagnosis]:
+def diagnose(lines: Iterable[str], fired: Sequence[object] = (), version: Version | None = None) -> list[Diagnosis]:
     """Signatures in the log, each with the rule that explains it here and the fix to try.
 
     ``fired``: the launch's findings (``Finding``). A signature's rule that fired with a fix
-    gives that fix; else the signature's fallback edits are offered.
+    gives that fix; else the signature's fallback edits are offered. ``version``: the SGLang
+    release launched, whose name of the decode CUDA-graph flag the advice and edits use.
     """
     by_code = {getattr(f, "code", None): f for f in fired}
     diagnoses = []
-    for signature, line in match(lines):
+    for found, line in match(lines):
+        signature = _in_release(found, version)
         rule = next((code for code in signature.rules if code in by_code), None)
         finding = by_code.get(rule) if rule else None
         if finding is not None and finding.fix is not None:  # type: ignore[attr-defined]
@@ -330,6 +334,21 @@ def diagnose(lines: Iterable[str], fired: Sequence[object] = ()) -> list[Diagnos
                 Diagnosis(signature, line, rule or (signature.rules[0] if signature.rules else None), signature.fallback, title)
             )
     return diagnoses
+
+
+# The table writes the decode CUDA-graph cap by its first name; a release from 0.5.14 on calls it
+# --cuda-graph-max-bs-decode, and from 0.5.20 on refuses the old name (resolution/cuda_graph.py).
+_GRAPH_MAX_BS = re.compile(r"--cuda-graph-max-bs(?![\w-])")
+
+
+def _in_release(signature: Signature, version: Version | None) -> Signature:
+    if version is None:
+        return signature
+    from specguard.resolution.cuda_graph import graph_max_flag
+
+    name = graph_max_flag(version)
+    fallback = tuple(Edit(name=name, value=e.value) if _GRAPH_MAX_BS.fullmatch(e.name) else e for e in signature.fallback)
+    return replace(signature, advice=_GRAPH_MAX_BS.sub(name, signature.advice), fallback=fallback)
 
 
 def _show(edit: Edit) -> str:

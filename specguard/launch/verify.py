@@ -63,10 +63,16 @@ def accept_length_meaning(value: float, server_info: dict[str, Any] | None) -> s
     ceiling = None
     if server_info:
         steps, draft_tokens = server_info.get("speculative_num_steps"), server_info.get("speculative_num_draft_tokens")
-        if steps:
-            ceiling = steps + 1  # one token per draft step along the accepted path, plus the bonus
-        if draft_tokens and ceiling:
-            ceiling = min(ceiling, draft_tokens)
+        if canonical_algorithm(server_info.get("speculative_algorithm") or "") == "NGRAM":
+            # An NGRAM tree has no depth cap: one long corpus match can chain every draft token,
+            # and its speculative_num_steps (tokens // BFS breadth) bounds nothing (SGLang 0.5.23
+            # speculative/ngram_info.py:48-53, max_tree_depth = draft_token_num).
+            ceiling = draft_tokens or None
+        else:
+            if steps:
+                ceiling = steps + 1  # one token per draft step along the accepted path, plus the bonus
+            if draft_tokens and ceiling:
+                ceiling = min(ceiling, draft_tokens)
     text = (
         f"{value:.2f} tokens committed per target forward (accepted drafts plus the target's own bonus token); "
         "1.00 means no draft token was ever accepted"

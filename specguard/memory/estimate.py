@@ -20,6 +20,7 @@ from specguard.memory.params import (
     count_draft,
     count_target,
     draft_kind,
+    draft_shaped_like_target,
     kv_bytes_per_token,
 )
 from specguard.models import Environment, Frozen, GpuSpec, ModelFacts
@@ -80,6 +81,9 @@ class MemoryBudget(Frozen):
     mem_fraction_origin: str
     tp_size: int
     dtype: str
+    # What the target's weights are stored in: the model dtype, or a quantization's linear layers
+    # with the embeddings, head and norms in the model dtype (DeepSeek-V3: fp8 and bfloat16).
+    weights_dtype: str
     kv_dtype: str
     target_weights: BudgetLine
     draft_weights: BudgetLine
@@ -128,6 +132,7 @@ class MemoryBudget(Frozen):
             "mem_fraction_static": self.mem_fraction_static,
             "mem_fraction_origin": self.mem_fraction_origin,
             "dtype": self.dtype,
+            "weights_dtype": self.weights_dtype,
             "kv_dtype": self.kv_dtype,
             "lines": {
                 line.name: {"bytes": line.bytes, "gib": round(line.gib, 3), "detail": line.detail, "assumption": line.assumption}
@@ -192,6 +197,14 @@ def weight_bytes(count: ParamCount, dtype_bytes: float, quant: str | None, tp: i
     return int(per_gpu), note
 
 
+def weights_dtype(quant: str | None, dtype: str) -> str:
+    """The weights' storage as ``weight_bytes`` counts it: a modeled quantization's linear layers,
+    the rest in the model dtype; an unmodeled one is counted (and named) at the model dtype."""
+    if quant and quant in _QUANT_BYTES:
+        return f"{quant} (embed/head/norms {dtype})"
+    return dtype
+
+
 def _quant(spec: LaunchSpec, facts: ModelFacts | None) -> str | None:
     given = spec.get("quantization")
     if given:
@@ -233,7 +246,8 @@ class _Tree(NamedTuple):
 
 
 def _weight_lines(
-    spec: LaunchSpec, target: ModelFacts, draft: ModelFacts | None, algorithm: str | None, target_count: ParamCount, dtype_bytes: int, tp: int
+    spec: LaunchSpec, target: ModelFacts, draft: ModelFacts | None, algorithm: str | None, target_count: ParamCount, dtype_bytes: int, tp: int,
+    *, assumed: bool = False,
 ) -> _Weights:
     t_bytes, t_note = weight_bytes(target_count, dtype_bytes, _quant(spec, target), tp)
     kind = draft_kind(algorithm, draft, target)
@@ -242,6 +256,8 @@ def _weight_lines(
         d_quant = _quant(spec, target) if kind == "mtp" else (draft.quantization if draft else None)
         d_bytes, d_note = weight_bytes(draft_count, dtype_bytes, d_quant, tp)
         d_note = f"{kind} draft, {draft_count.total + draft_count.mtp - draft_count.embed:,} params resident; {d_note}"
+        if assumed:
+            d_note += "; its shape is not stated: sized as one decoder layer of the target's shape"
     else:
         d_bytes, d_note = 0, "no draft weights (no draft model, NGRAM, or unknown draft shape)"
     return _Weights(
@@ -400,7 +416,9 @@ def estimate(
     dtype = model_dtype(spec, target)
     dtype_bytes = _DTYPE_BYTES.get(dtype, 2)
     kvd = kv_dtype(spec, dtype)
-    weights = _weight_lines(spec, target, draft, resolution.algorithm, target_count, dtype_bytes, tp)
+    shaped = draft_shaped_like_target(draft_kind(resolution.algorithm, draft, target), draft, target)
+    weights = _weight_lines(spec, target, shaped or draft, resolution.algorithm, target_count, dtype_bytes, tp, assumed=shaped is not None)
+    draft = shaped or draft
     cell = _kv_cell(weights.draft_kind, target, draft, _KV_DTYPE_BYTES.get(kvd, dtype_bytes), tp)
     gpu_memory, usable = _gpu_lines(env.gpu, gpu_mib, tp)
 
@@ -419,7 +437,7 @@ def estimate(
     headroom = usable.bytes - static.bytes
     return MemoryBudget(
         gpu=env.gpu.name, gpu_memory=gpu_memory, usable=usable,
-        mem_fraction_static=mfs, mem_fraction_origin=origin, tp_size=tp, dtype=dtype, kv_dtype=kvd,
+        mem_fraction_static=mfs, mem_fraction_origin=origin, tp_size=tp, dtype=dtype, weights_dtype=weights_dtype(_quant(spec, target), dtype), kv_dtype=kvd,
         target_weights=weights.target, draft_weights=weights.draft,
         static_budget=static, kv_pool=pool,
         kv_bytes_per_token_target=cell.target, kv_bytes_per_token_draft=cell.draft, kv_pool_tokens=tokens,

@@ -142,6 +142,29 @@ def draft_kind(algorithm: str | None, draft: ModelFacts | None, target: ModelFac
     return "eagle"
 
 
+# The shape facts an EAGLE/EAGLE3 head's count needs, which a draft known only by its dtype or
+# context (no published config.json) leaves unstated.
+_HEAD_SHAPE = ("hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim", "vocab_size")
+
+
+def draft_shaped_like_target(kind: str | None, draft: ModelFacts | None, target: ModelFacts | None) -> ModelFacts | None:
+    """An EAGLE/EAGLE3 draft whose shape is not stated, sized as one decoder layer of the target's
+    shape; None when the draft's own shape is known, or it is not such a head.
+
+    An assumption, named wherever it is used: every EAGLE/EAGLE3 draft with a stated shape in
+    specguard's catalog has one layer and its target's hidden size (the head reads the target's
+    embeddings: ``llama_eagle3.py`` set_embed), while its MLP width and head counts vary, so the
+    estimate is near, not exact. The lm_head keeps the target's vocabulary unless the draft states
+    ``draft_vocab_size``, as SGLang does (``llama_eagle3.py:306-308``)."""
+    if kind not in ("eagle", "eagle3") or draft is None or target is None:
+        return None
+    if draft.hidden_size and draft.num_hidden_layers and draft.num_attention_heads:
+        return None
+    stated = {name: getattr(draft, name) for name in _HEAD_SHAPE}
+    update = {name: getattr(target, name) for name, value in stated.items() if value is None}
+    return draft.model_copy(update={**update, "num_hidden_layers": draft.num_hidden_layers or 1})
+
+
 def count_draft(kind: str | None, draft: ModelFacts | None, target: ModelFacts | None) -> ParamCount | None:
     """The draft's own parameters as SGLang keeps them resident.
 

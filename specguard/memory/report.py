@@ -68,7 +68,7 @@ def print_memory(ctx, console: Any, spec=None) -> None:
         return
     title = (
         f"memory per GPU{' (corrected launch)' if corrected else ''}: {budget.gpu}, tp {budget.tp_size}, "
-        f"{budget.dtype} weights, {budget.kv_dtype} KV, mem_fraction_static {budget.mem_fraction_static} "
+        f"{budget.weights_dtype} weights, {budget.kv_dtype} KV, mem_fraction_static {budget.mem_fraction_static} "
         f"({budget.mem_fraction_origin})"
     )
     table = Table(title=title, expand=False)

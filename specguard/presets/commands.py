@@ -84,7 +84,7 @@ def handled_findings(name_or_path: str, ctx: Any) -> list[Finding]:
             )
             found.append(
                 finding.model_copy(
-                    update={"applied": True, "fix": handled_by, "message": f"handled by the preset's {written}{note}: {finding.message}"}
+                    update={"applied": True, "resolved": True, "fix": handled_by, "message": f"handled by the preset's {written}{note}: {finding.message}"}
                 )
             )
     return found
@@ -185,7 +185,7 @@ def write_corrected_preset(name_or_path: str, corrected: LaunchSpec, path: Path,
     for ref in (loaded.preset.target, loaded.preset.draft):
         if ref is None or ref.config is None:
             continue
-        source = loaded.snapshot_path(ref)
+        source = loaded.snapshot_source(ref)
         destination = resolve_inside(out_dir, ref.config, out)
         if source is None or source.resolve() == destination.resolve():
             continue
@@ -245,19 +245,17 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 
 def _round_trip_yaml(original: Path, document: dict[str, Any]) -> str:
-    """The preset's own YAML text with ``document``'s values put in, key by key, so that the
-    user's comments and order stay where they were (ruamel.yaml's round-trip mode)."""
-    import io
-
+    """The preset's own YAML text with ``document``'s values put in, line by line, so that the
+    user's comments, order, indentation and wrapping stay where they were (positions from
+    ruamel.yaml's round-trip mode; presets/yaml_edit.py)."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError
 
     from specguard.presets.loader import MAX_PRESET_BYTES
+    from specguard.presets.yaml_edit import edit_sections
     from specguard.text_input import read_text_bounded
 
     yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 100
     text = read_text_bounded(original, f"preset {original}", limit=MAX_PRESET_BYTES, hint="a preset is a short YAML file")
     try:
         tree = yaml.load(text)
@@ -267,29 +265,18 @@ def _round_trip_yaml(original: Path, document: dict[str, Any]) -> str:
         mark = error.problem_mark or error.context_mark
         where = f": line {mark.line + 1}" if mark else ""
         raise InputError(f"preset {original}{where}: ruamel.yaml cannot rewrite it ({error.__class__.__name__})", hint="fix the YAML there") from None
-    # Only what a correction changes is touched; the rest stays as the user wrote it.
-    for key in CORRECTED_KEYS:
-        if key not in document:
-            tree.pop(key, None)
-        elif key not in tree or not hasattr(tree[key], "items") or not isinstance(document[key], dict):
-            if tree.get(key) != document[key]:
-                tree[key] = document[key]
-        else:
-            _merge(tree[key], document[key])
-    stream = io.StringIO()
-    yaml.dump(tree, stream)
-    return stream.getvalue()
+    # Only the values a correction changes are touched, as text: the rest stays as the user wrote it.
+    return edit_sections(text, tree, document, CORRECTED_KEYS, renames=_renamed_flag)
+
+
+def _renamed_flag(key: str) -> tuple[str, ...]:
+    """A preset flag's other names across SGLang releases (``cuda-graph-max-bs`` -> ``-decode``)."""
+    from specguard.versions import history
+
+    return tuple(other.removeprefix("--") for other in history().renamed(f"--{key}"))
 
 
 CORRECTED_KEYS = ("flags", "env", "handles")
-
-
-def _merge(tree: Any, values: dict[str, Any]) -> None:
-    for key in [k for k in tree if k not in values]:
-        del tree[key]
-    for key, value in values.items():
-        if key not in tree or tree[key] != value:
-            tree[key] = value
 
 
 def render_dialects(loaded: LoadedPreset) -> list[Dialect]:

@@ -6,7 +6,9 @@
   twice in one mapping is refused with both lines (PyYAML would keep the last one silently,
   and the round trip that rewrites a preset refuses it anyway).
 - A path inside a preset (a config.json snapshot) is resolved relative to the preset file and
-  refused if it leaves that file's directory; nothing else is ever read.
+  refused if it leaves that file's directory. A snapshot that is not there (a preset saved from
+  `presets show` into another folder) is looked up by the model's id among the snapshots shipped
+  with specguard, then in its catalog; nothing else is ever read.
 - Every failure is an ``InputError``: one line naming the file (and line), exit code 2.
 """
 
@@ -18,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from specguard.errors import InputError
-from specguard.facts import MAX_CONFIG_BYTES, facts_from_config
+from specguard.facts import MAX_CONFIG_BYTES, catalog_facts, facts_from_config
 from specguard.folders import escape
 from specguard.json_input import parse_json
 from specguard.models import ModelFacts
 from specguard.presets.model import ModelRef, Preset
+from specguard.refs import looks_like_repo_id
 from specguard.spelling import closest
 from specguard.text_input import file_kind, read_text_bounded
 from specguard.validation import SchemaError, read_record
@@ -53,20 +56,30 @@ class LoadedPreset:
         # Beside the file itself: a preset reached through a symlink keeps its snapshots with it.
         return resolve_inside(self.path.resolve().parent, ref.config, self.path)
 
+    def snapshot_source(self, ref: ModelRef) -> Path | None:
+        """The config.json the facts for ``ref`` are read from: the snapshot beside the preset, else
+        (a preset saved elsewhere, e.g. `presets show NAME > mine.yaml`, leaves its snapshots behind)
+        the one specguard ships for the same model id; None when neither is there."""
+        snapshot = self.snapshot_path(ref)
+        if snapshot is None or snapshot.exists():
+            return snapshot
+        return shipped_snapshot(ref.model)
+
     def facts(self, role: str) -> ModelFacts | None:
-        """The facts the preset carries for ``target`` or ``draft``: its snapshot, else its stated facts."""
+        """The facts the preset carries for ``target`` or ``draft``: its snapshot (the catalog's copy of
+        the model when no snapshot is at hand), else its stated facts."""
         ref = self.preset.target if role == "target" else self.preset.draft
         if ref is None:
             return None
         snapshot = self.snapshot_path(ref)
         if snapshot is not None:
-            config = _read_snapshot(snapshot, self.path)
-            origin = (ref.config_source or "").split(":", 1)[0].strip()
-            provenance = f" ({origin})" if origin else ""
-            return facts_from_config(
-                config, source=f"preset:{self.label}:{role} snapshot of {ref.model}{provenance}", revision=ref.revision, origin="preset",
-                where=snapshot,
-            )
+            source = self.snapshot_source(ref)
+            if source == snapshot:
+                return self._snapshot_facts(ref, role, snapshot)
+            why = f"{ref.config} is not beside {self.path}"
+            if source is not None:
+                return self._snapshot_facts(ref, role, source, f"{why}: specguard's own snapshot of {ref.model} stood in ({source})")
+            return self._catalog_facts(ref, role, snapshot, why)
         if ref.facts is not None:
             return ModelFacts(
                 source=f"preset:{self.label}:{role} facts for {ref.model}",
@@ -75,6 +88,31 @@ class LoadedPreset:
                 **ref.facts.as_model_facts_kwargs(),
             )
         return ModelFacts(source=f"preset:{self.label}:{role} {ref.model} (no facts stated)", origin="preset", revision=ref.revision)
+
+    def _snapshot_facts(self, ref: ModelRef, role: str, snapshot: Path, detail: str | None = None) -> ModelFacts:
+        origin = (ref.config_source or "").split(":", 1)[0].strip()
+        provenance = f" ({origin})" if origin else ""
+        return facts_from_config(
+            _read_snapshot(snapshot, self.path), source=f"preset:{self.label}:{role} snapshot of {ref.model}{provenance}",
+            revision=ref.revision, origin="preset", origin_detail=detail, where=snapshot,
+        )
+
+    def _catalog_facts(self, ref: ModelRef, role: str, missing: Path, why: str) -> ModelFacts:
+        found = catalog_facts(ref.model, source=f"preset:{self.label}:{role} {ref.model}", revision=ref.revision, reason=why) if looks_like_repo_id(ref.model) else None
+        if found is None:
+            raise InputError(
+                f"preset {self.path}: snapshot {missing} does not exist, and specguard has no copy of {ref.model} to stand in",
+                hint="put the config.json there, or fix config: in the preset",
+            )
+        return found
+
+
+def shipped_snapshot(model: str) -> Path | None:
+    """The config.json snapshot shipped for a hub model id (``snapshots/ORG/NAME/config.json``), if any."""
+    if not looks_like_repo_id(model) or ".." in model.split("/"):
+        return None
+    candidate = shipped_dir() / "snapshots" / model / "config.json"
+    return candidate if candidate.is_file() else None
 
 
 def shipped_names() -> list[str]:

@@ -174,7 +174,13 @@ def _dflash_params(spec: LaunchSpec, typed: Params, draft: ModelFacts | None, se
         draft_tokens = spec.get("speculative_dflash_block_size") or (draft.block_size if draft and draft.block_size else None)
         if draft_tokens is None and (draft is None or draft.block_size is None):
             draft_tokens = DFLASH_DEFAULT_BLOCK_SIZE if draft is not None else None
-        set_by["num_draft_tokens"] = "DFLASH block size (flag, draft config, or 16)"
+        # With no draft config.json at hand the value cannot be known here: say how SGLang picks
+        # it (speculative_hook.py:389-424: the draft config's block_size, else 16).
+        set_by["num_draft_tokens"] = (
+            "DFLASH block size (flag, draft config, or 16)"
+            if draft_tokens is not None
+            else "the block_size of the draft's config.json, which is not at hand here (16 if SGLang cannot read one)"
+        )
     return 1, 1, draft_tokens
 
 

@@ -113,6 +113,7 @@ class Example(Frozen):
     gpu: str | None = None
     sglang_version: str | None = None
     sgl_jax_version: str | None = None  # an sgl-jax build, as --sgl-jax-version takes it
+    slime_version: str | None = None  # a slime release or commit, as --slime-version takes it
     dialect: Dialect = Dialect.SGLANG
 
     def context(self) -> CheckContext:
@@ -126,6 +127,7 @@ class Example(Frozen):
             sglang_version_origin="given" if self.sglang_version else "default",
             gpu=gpu_by_name(self.gpu) if self.gpu else None,
             gpu_origin="given" if self.gpu else "unknown",
+            slime_version=self.slime_version,
         )
         if self.dialect is Dialect.SGL_JAX:
             from specguard.environment import with_sgl_jax_build

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from specguard.rules.base import Example, FixAvailability, Rule
 
 FIX_AVAILABILITY = {
@@ -29,11 +31,12 @@ def rule_markdown(rule: Rule) -> str:
 
 
 def _facts_line(example: Example) -> str:
+    # The model facts as JSON, the way config.json writes them, not as Python reprs.
     parts = []
     if example.target:
-        parts.append(f"target {example.target}")
+        parts.append(f"target facts {json.dumps(example.target)}")
     if example.draft:
-        parts.append(f"draft {example.draft}")
+        parts.append(f"draft facts {json.dumps(example.draft)}")
     if example.gpu:
         parts.append(f"GPU {example.gpu}")
     if example.sglang_version:

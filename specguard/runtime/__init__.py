@@ -23,7 +23,9 @@ Public entry points (stable names):
   built deterministically on first use into ``$SPECGUARD_CACHE_DIR`` or
   ``~/.cache/specguard``, under ``tiny-<recipe-hash>/``; and its CLI
   ``python -m specguard.runtime.tiny [--out DIR]``; and
-  :func:`specguard.runtime.tiny.ensure_tiny_eagle3` (``.target``, ``.draft`` = the tiny EAGLE3 head).
+  :func:`specguard.runtime.tiny.ensure_tiny_eagle3` (``.target``, ``.draft`` = the tiny EAGLE3 head;
+  the target is built alone, under ``tiny-target-<recipe-hash>/``, unless the pair is built), and
+  :func:`specguard.runtime.tiny.ensure_tiny_target` (the target alone).
 
 Importing this package (and :mod:`specguard.runtime.flags`, :mod:`specguard.runtime.tiny`)
 does not import torch; the model, decoder and server modules do.

@@ -228,6 +228,16 @@ def _track(steps, total: int, label: str):  # type: ignore[no-untyped-def]
 
 def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:  # type: ignore[no-untyped-def]
     """Build the pair into ``out_dir`` (``target/`` and ``draft/``)."""
+    return _build(out_dir, recipe, log, with_draft=True)
+
+
+def build_target(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> Path:  # type: ignore[no-untyped-def]
+    """Build the target alone into ``out_dir/target``: the same bytes as the pair's target (the
+    draft is trained after it, from seeds of its own), for a launch that never runs the draft."""
+    return _build(out_dir, recipe, log, with_draft=False).target
+
+
+def _build(out_dir: Path, recipe: Recipe, log, *, with_draft: bool) -> TinyPair:  # type: ignore[no-untyped-def]
     import torch
     import torch.nn.functional as F
 
@@ -263,6 +273,11 @@ def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:
             opt.step()
             sched.step()
         log(f"tiny target: {recipe.target_steps} steps, loss {loss.item():.3f}, {time.monotonic() - began:.1f} s")
+        pair = TinyPair(out_dir / "target", out_dir / "draft")
+        _save(target, pair.target, tokenizer, target_cfg)
+        (out_dir / "recipe.json").write_text(json.dumps(asdict(recipe), indent=2))
+        if not with_draft:
+            return pair
 
         target.eval()
         torch.manual_seed(recipe.seed + 2)
@@ -284,11 +299,7 @@ def build_pair(out_dir: Path, recipe: Recipe = Recipe(), log=print) -> TinyPair:
             opt.step()
             sched.step()
         log(f"tiny draft: {recipe.draft_steps} steps, KL {loss.item():.3f}, {time.monotonic() - began:.1f} s")
-
-        pair = TinyPair(out_dir / "target", out_dir / "draft")
-        _save(target, pair.target, tokenizer, target_cfg)
         _save(draft, pair.draft, tokenizer, draft_cfg)
-        (out_dir / "recipe.json").write_text(json.dumps(asdict(recipe), indent=2))
         return pair
     finally:
         torch.set_num_threads(threads)
@@ -442,12 +453,13 @@ def build_eagle3_head(target_dir: Path, out: Path, pair: Recipe = Recipe(), reci
 
 
 def ensure_tiny_eagle3(cache_dir: Path | None = None, pair: Recipe = Recipe(), recipe: Eagle3Recipe = Eagle3Recipe()) -> TinyPair:
-    """Paths of the tiny target and its EAGLE3 head (``.draft``), building (or healing) them on first use."""
+    """Paths of the tiny target and its EAGLE3 head (``.draft``), building (or healing) them on
+    first use; the STANDALONE draft, which an EAGLE3 launch never runs, is not built for it."""
     root = Path(cache_dir) if cache_dir is not None else default_cache_root()
-    base = ensure_tiny_pair(root, pair)
+    target = ensure_tiny_target(root, pair)
     final = tiny_eagle3_path(root, pair, recipe)
-    _ensure_built(root, final, lambda scratch: build_eagle3_head(base.target, scratch, pair, recipe, log=_stderr), _stderr)
-    return TinyPair(base.target, final)
+    _ensure_built(root, final, lambda scratch: build_eagle3_head(target, scratch, pair, recipe, log=_stderr), _stderr)
+    return TinyPair(target, final)
 
 
 def _stderr(message: str) -> None:
@@ -556,6 +568,26 @@ def tiny_pair_paths(cache_dir: Path | None = None, recipe: Recipe = Recipe()) ->
     """Where the tiny pair lives (built or not): ``launch --dry-run`` shows these and writes nothing."""
     final = (Path(cache_dir) if cache_dir is not None else default_cache_root()) / f"tiny-{recipe.digest()}"
     return TinyPair(final / "target", final / "draft")
+
+
+def tiny_target_path(cache_dir: Path | None = None, recipe: Recipe = Recipe()) -> Path:
+    """Where the tiny target is (built or not): the pair's when the pair is built, else a build of
+    the target alone (the same bytes)."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_root()
+    pair = tiny_pair_paths(root, recipe)
+    if is_built(pair.target.parent):
+        return pair.target
+    return root / f"tiny-target-{recipe.digest()}" / "target"
+
+
+def ensure_tiny_target(cache_dir: Path | None = None, recipe: Recipe = Recipe()) -> Path:
+    """The tiny target, building (or healing) it alone on first use: no draft is trained for it."""
+    root = Path(cache_dir) if cache_dir is not None else default_cache_root()
+    target = tiny_target_path(root, recipe)
+    if target == tiny_pair_paths(root, recipe).target:
+        return ensure_tiny_pair(root, recipe).target  # checked (and healed) like any use of the pair
+    _ensure_built(root, target.parent, lambda scratch: build_target(scratch, recipe, log=_stderr), _stderr)
+    return target
 
 
 def tiny_eagle3_path(cache_dir: Path | None = None, pair: Recipe = Recipe(), recipe: Eagle3Recipe = Eagle3Recipe()) -> Path:

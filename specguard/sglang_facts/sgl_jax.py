@@ -75,3 +75,13 @@ def dated_build(text: str) -> JaxBuild | None:
             if text.lower() == name.lower() or same_commit(text, name):
                 return build
     return None
+
+
+def server_flags() -> frozenset[str]:
+    """Every option string sgl-jax's launcher parses at the HEAD the rules were read at
+    (specguard/data/sgl-jax-flags.json, with its source)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "data" / "sgl-jax-flags.json"
+    return frozenset(json.loads(path.read_text(encoding="utf-8"))["flags"])

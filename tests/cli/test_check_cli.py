@@ -189,3 +189,34 @@ def test_token_never_printed(tmp_path: Path) -> None:
     token = "hf_" + "A" * 34
     result = run_cli("check", "--", "--model-path", "org/private-model", env={"HF_TOKEN": token, "HF_HUB_CACHE": str(tmp_path)})
     assert token not in result.stdout + result.stderr
+
+
+def test_header_tells_a_missing_draft_from_no_draft(tmp_path) -> None:
+    target = str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct")
+    empty = tmp_path / "draft-without-config"
+    empty.mkdir()
+    # Read from text, a model that is not here is a note, and the check goes on without its facts.
+    named = run_cli("check", "--offline", f"python -m sglang.launch_server --model-path {target} "
+                    f"--speculative-algorithm EAGLE3 --speculative-draft-model-path {empty}")
+    assert f"+ draft not found here ({empty})" in named.stdout.replace("\n", "")
+    assert "no draft" not in named.stdout
+    ngram = run_cli("check", "--offline", "--", "--model-path", target, "--speculative-algorithm", "NGRAM")
+    assert "+ no draft given ·" in ngram.stdout
+
+
+def test_rule_prints_example_facts_as_json() -> None:
+    import re
+
+    doc = run_cli("rule", "DM008").stdout
+    assert "{'architectures'" not in doc and "('LlamaForCausalLMEagle3',)" not in doc
+    facts = re.findall(r"draft facts (\{.*?\})(?:;|\))", doc)
+    assert facts and all(json.loads(f) == {"architectures": ["LlamaForCausalLMEagle3"]} for f in facts)
+
+
+def test_sv002_good_and_bad_launches_differ() -> None:
+    """The good launch is the bad one without --trust-remote-code (they were the same command)."""
+    doc = run_cli("rule", "SV002").stdout
+    bad = doc.split("Bad:\n\n", 1)[1].split("\n", 1)[0].strip()
+    good = doc.split("Good:\n\n", 1)[1].split("\n", 1)[0].strip()
+    assert "--trust-remote-code" in bad and "--trust-remote-code" not in good
+    assert good == bad.replace(" --trust-remote-code", "")

@@ -73,7 +73,7 @@ def test_a_bad_option_value_is_one_line_naming_the_option() -> None:
     )
     assert "EXIT: 2" in result.stderr
     error_lines = [line for line in result.stderr.splitlines() if line.startswith("specguard: error:")]
-    assert error_lines == ["specguard: error: argument --gpu-count: 0 is not at least 1 (see specguard check --help)"]
+    assert error_lines == ["specguard: error: argument --gpu-count: 0 is not between 1 and 1024 (see specguard check --help)"]
     assert "Traceback" not in result.stderr
 
 

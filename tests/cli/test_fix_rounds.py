@@ -54,7 +54,19 @@ def test_slime_guide_memory_is_computed_for_the_capped_context(slime_guide_witho
     memory = launch["memory"]
     assert memory["launch"] == "corrected" and memory["mem_fraction_static"] == 0.8
     mm002 = [f for f in launch["findings"] if f["code"] == "MM002"]
-    assert mm002 and all(f["applied"] for f in mm002)  # its cause (131072 tokens) went away with the cap
+    # Its cause (131072 tokens) went away with the cap: resolved, but its own memory edits were
+    # never made, so it is not reported applied.
+    assert mm002 and all(f["resolved"] and not f["applied"] for f in mm002)
+
+
+def test_a_finding_resolved_by_another_fix_does_not_claim_its_own_edits(slime_guide_without_context_cap: Path, eagle3_draft: Path) -> None:
+    result = run_cli(
+        "check", "--script", str(slime_guide_without_context_cap), "--target", str(LLAMA), "--draft", str(eagle3_draft),
+        "--gpu", "H100", "--unsafe-fixes",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "fix (unsafe, applied): raise --mem-fraction-static" not in result.stdout
+    assert "its own fix was not made: raise --mem-fraction-static" in result.stdout
 
 
 def test_without_the_cap_the_memory_fix_is_sized_for_the_long_context(slime_guide_without_context_cap: Path, eagle3_draft: Path) -> None:
@@ -89,7 +101,7 @@ def corrected_passes_recheck(args: list[str], fix: str) -> None:
         second = run_cli("check", *options, *env, "--format", "json", *corrected)
         assert second.returncode in (0, 1), second.stdout + second.stderr
         recheck = json.loads(second.stdout)
-        remaining = {f["code"] for f in launch["findings"] if f["severity"] == "error" and not f["applied"]}
+        remaining = {f["code"] for f in launch["findings"] if f["severity"] == "error" and not f["resolved"]}
         assert {f["code"] for f in recheck["findings"] if f["severity"] == "error"} <= remaining
         again = run_cli("check", *options, *env, fix, "--format", "json", *corrected)
         assert json.loads(again.stdout)["changes"] == [], "the corrected launch is not a fixpoint"
@@ -111,3 +123,11 @@ def test_corrected_sglang_docs_launch_passes_recheck(eagle3_draft: Path) -> None
          "--speculative-eagle-topk", "8", "--speculative-num-draft-tokens", "64", "--cuda-graph-max-bs", "8", "--mem-fraction-static", "0.95"],
         "--unsafe-fixes",
     )
+
+
+def test_corrected_slime_script_keeps_train_py_flags_out_of_sglang_args() -> None:
+    result = run_cli("check", "--script", str(SLIME_SCRIPTS / "run-deepseek-r1.sh"), "--offline", "--fix")
+    corrected = result.stdout.split("corrected launch:\n", 1)[1]
+    array, train = corrected.split("\n)\n", 1)
+    assert "--sglang-attn-dp-size 8" in array and "--actor-num-nodes" not in array and "--colocate" not in array
+    assert train.startswith("python3 train.py \\\n    --actor-num-nodes 16") and '"${SGLANG_ARGS[@]}"' in train

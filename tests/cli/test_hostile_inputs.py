@@ -188,14 +188,6 @@ def option(id: str, *args: str, culprit: str) -> Row:
     return Row(id, build)
 
 
-def old_release(id: str, name: str, value: str) -> Row:
-    def build(tmp: Path) -> tuple[list[str], list[str]]:
-        args = ["check", "--offline", "--gpu", "H100", "--sglang-version", "0.5.10", "--", "--model-path", str(LLAMA), name, value]
-        return args, [name, "0.5.10"]
-
-    return Row(id, build)
-
-
 def requirements(id: str, text: str) -> Row:
     def build(tmp: Path) -> tuple[list[str], list[str]]:
         (tmp / "requirements.txt").write_text(text)
@@ -324,8 +316,6 @@ ROWS = [
     flag("graph-max-bs-decode-unlistable", "--cuda-graph-max-bs-decode", str(10**15)),
     flag("graph-bs-unlistable", "--cuda-graph-bs", "1", "2", str(10**15)),
     # --- flag values an older release's own parser refuses (its choices, from the release history)
-    old_release("old-release-dtype-choice", "--dtype", "banana"),
-    old_release("old-release-kv-dtype-choice", "--kv-cache-dtype", "banana"),
 ]
 
 

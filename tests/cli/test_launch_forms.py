@@ -77,6 +77,20 @@ def test_stdin() -> None:
     assert json.loads(result.stdout)["location"]["file"] == "<stdin>"
 
 
+@pytest.mark.parametrize("shell", ["bash -c", "sh -c", "/bin/bash -lc"])
+def test_docker_run_bash_c_is_read_as_the_launch_it_runs(shell: str) -> None:
+    """`docker run IMAGE bash -c '...'`: the string is a script; its launch takes the image's
+    version and docker's -e env vars."""
+    docker = (f"docker run --gpus all -e SGLANG_ENABLE_SPEC_V2=1 lmsysorg/sglang:v0.5.3-cu129 {shell} "
+              f"'pip install -U flashinfer && {NGRAM_LAUNCH}'")
+    result = run_cli("check", docker, "--gpu", "H100", "--format", "json")
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    doc = json.loads(result.stdout)
+    assert (doc["environment"]["sglang_version"], doc["environment"]["sglang_version_origin"]) == ("0.5.3", "docker image tag")
+    assert doc["env"]["SGLANG_ENABLE_SPEC_V2"] == "1"
+    assert doc["argv"][doc["argv"].index("--speculative-algorithm") + 1] == "NGRAM"
+
+
 def test_docker_run_image_tag_names_the_version() -> None:
     docker = f"docker run --gpus all --shm-size 32g -p 30000:30000 --ipc=host lmsysorg/sglang:v0.5.3-cu129 {NGRAM_LAUNCH}"
     doc = json.loads(run_cli("check", docker, "--gpu", "H100", "--format", "json").stdout)

@@ -57,7 +57,7 @@ def test_values_are_parsed_and_checked() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--gpu-count", "0"], "argument --gpu-count: 0 is not at least 1"),
+        (["--gpu-count", "0"], "argument --gpu-count: 0 is not between 1 and 1024"),
         (["--gpu-count", "two"], "argument --gpu-count: 'two' is not a valid int"),
         (["--format", "xml"], "argument --format: 'xml' is not one of human, json, sarif"),
         (["--gpu"], "argument --gpu: expected one argument"),

@@ -172,3 +172,12 @@ def test_abbreviations_are_read_as_the_release_parser_reads_them() -> None:
     assert old["--tp-size"] == ("--tp", ("2",))
     new = {item.flag for item in parse(argv).items}  # 0.5.23: --speculative-draft prefixes several arguments
     assert "--speculative-algorithm" in new and "--speculative-draft" in new and "--speculative-draft-model-path" not in new
+
+
+def test_slime_command_puts_only_sglang_flags_in_the_array() -> None:
+    spec = parse(["--actor-num-nodes", "1", "--hf-checkpoint", "/m", "--rollout-num-gpus-per-engine", "2", "--colocate",
+                  "--sglang-mem-fraction-static", "0.7", "--sglang-speculative-algorithm", "EAGLE"], Dialect.SLIME)
+    array, train = render_command(spec).split("\n)\n")
+    assert array == "SGLANG_ARGS=(\n   --sglang-mem-fraction-static 0.7\n   --sglang-speculative-algorithm EAGLE"
+    assert train == ("python3 train.py \\\n    --actor-num-nodes 1 \\\n    --hf-checkpoint /m \\\n"
+                     "    --rollout-num-gpus-per-engine 2 \\\n    --colocate \\\n    \"${SGLANG_ARGS[@]}\"")

@@ -135,11 +135,11 @@ def _warns_while_topk_above_one(ctx: CheckContext) -> Iterator[Finding]:
 WARN = _rule("ZZ030", _warns_while_topk_above_one, Severity.WARNING)
 
 
-def test_a_finding_whose_cause_another_fix_removed_is_reported_applied():
+def test_a_finding_whose_cause_another_fix_removed_is_reported_resolved_not_applied():
     ctx = _ctx("--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "4")
     outcome = engine.check([RULES["ZZ010"], WARN], ctx, fix_level=Applicability.SAFE)
     assert [(c.rule, c.new) for c in outcome.changes] == [("ZZ010", 1)]
-    assert {f.code: f.applied for f in outcome.findings} == {"ZZ010": True, "ZZ030": True}
+    assert {f.code: (f.resolved, f.applied) for f in outcome.findings} == {"ZZ010": (True, True), "ZZ030": (True, False)}
 
 
 def _never_settles(ctx: CheckContext) -> Iterator[Finding]:

@@ -8,6 +8,7 @@ gets ready, a health endpoint that fails after start, a runtime that ignores SIG
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import time
@@ -37,7 +38,8 @@ def test_ready_verified_served_and_ctrl_c_leaves_nothing(launcher_factory) -> No
     assert "resolved by the runtime (/server_info)" in err and "differs" not in err
     assert "smoke request /v1/chat/completions" in err and "Paris" in err
     assert "avg_spec_accept_length (server, /server_info): 3.00" in err
-    assert "meaning:" in err
+    # NGRAM's 12 draft tokens can all chain (no depth cap): not steps + 1 = 12 // 10 + 1 = 2.
+    assert "meaning:" in err and "12 is the most this tree can give" in err
     assert "[sglang] " in err and "The server is fired up and ready to roll!" in err  # the log streams through, prefixed
     launcher.interrupt(signal.SIGINT)
     assert launcher.wait(timeout=60) == 130
@@ -133,6 +135,10 @@ def test_retry_after_oom_uses_the_flag_name_the_release_accepts(launcher_factory
     retried = next(line for line in launcher.err.split("retrying once")[1].splitlines() if line.startswith("starting"))
     assert retried.endswith("--cuda-graph-max-bs-decode 8")
     assert "--cuda-graph-max-bs 8" not in retried
+    # What the user reads names the flag of the release launched too, not the removed one.
+    assert "try: --cuda-graph-max-bs-decode 8" in launcher.err
+    assert "retrying once with the fix for cuda-out-of-memory: --cuda-graph-max-bs-decode 8" in launcher.err
+    assert not re.search(r"--cuda-graph-max-bs(?![\w-])", launcher.err.split("retrying once")[0])
     launcher.interrupt()
     assert launcher.wait(timeout=60) == 130
     assert_no_process_left(launcher.runtime_pgid)

@@ -51,7 +51,7 @@ def test_snapshots_are_real_fixture_copies(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_preset_checks_clean_offline(name):
     code, document = run_cli_json("check", "--preset", name, "--offline")
-    errors = [f for f in document["findings"] if f["severity"] == "error" and not f["applied"]]
+    errors = [f for f in document["findings"] if f["severity"] == "error" and not f["resolved"]]
     assert code == 0 and document["ok"], errors
 
 
@@ -61,8 +61,12 @@ def test_preset_renders_in_each_declared_dialect(name, dialect):
     assert result.returncode == 0, result.stderr
     text = result.stdout
     if dialect == "slime":
-        assert text.lstrip().splitlines()[-1] == ")" and "SGLANG_ARGS=(" in text
+        assert "SGLANG_ARGS=(" in text
         assert "--model-path" not in text and "--tp-size" not in text
+        # Only SGLang's own flags go inside the array; slime's (--hf-checkpoint, ...) go on train.py's line.
+        array = text.split("SGLANG_ARGS=(\n", 1)[1].split("\n)", 1)[0]
+        assert all(line.strip().startswith("--sglang-") for line in array.splitlines()), array
+        assert text.rstrip().endswith((")", '"${SGLANG_ARGS[@]}"'))
     else:
         module = "sgl_jax.launch_server" if dialect == "sgl-jax" else "sglang.launch_server"
         assert f"python -m {module}" in text

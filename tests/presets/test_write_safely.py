@@ -205,3 +205,24 @@ def test_the_written_preset_keeps_the_secret_that_the_screen_masks(tmp_path: Pat
     assert result.returncode in (0, 1), result.stderr
     assert secret not in result.stdout + result.stderr
     assert yaml.safe_load(out.read_text())["flags"]["api-key"] == secret
+
+
+def test_in_place_changes_only_the_fixed_lines(tmp_path: Path) -> None:
+    """A user's own layout (lists indented deeper than PyYAML writes them, a line longer than
+    100 characters, a comment on the fixed flag) survives --in-place: only the fixed line differs,
+    and it keeps its comment."""
+    folder = tmp_path / "mine"
+    shutil.copytree(PRESETS, folder, ignore=shutil.ignore_patterns("*.yaml"))
+    text = (PRESETS / "sglang-oom-recovery.yaml").read_text()
+    text = text.replace("  cuda-graph-max-bs-decode: 2\n", "  cuda-graph-max-bs: 2    # the docs' value\n")
+    text = re.sub(r"(?m)^  - ", "    - ", text)
+    assert any(len(line) > 100 for line in text.splitlines())
+    preset = folder / "mine.yaml"
+    preset.write_text(text)
+    done = run_cli("check", "--preset", str(preset), "--offline", "--fix", "--write", str(preset), "--in-place")
+    assert done.returncode == 0, done.stdout + done.stderr
+    before, after = text.splitlines(), preset.read_text().splitlines()
+    assert len(before) == len(after)
+    assert [(b, a) for b, a in zip(before, after, strict=True) if b != a] == [
+        ("  cuda-graph-max-bs: 2    # the docs' value", "  cuda-graph-max-bs-decode: 2    # the docs' value"),
+    ]

@@ -12,7 +12,7 @@ conditions that silence it. Python tests stay for what data cannot say.
       - {launch: hicache, add: [--speculative-algorithm, NEXTN], sglang_version: 0.5.11, fires: 0, why: backed up from 0.5.11}
 
 A case's keys: ``launch`` (a name from ``launches``) and/or ``argv``, ``add``; ``target``/``draft``
-(config.json facts), ``env``, ``gpu``, ``sglang_version``, ``sgl_jax_version``, ``dialect``; and what
+(config.json facts), ``env``, ``gpu``, ``sglang_version``, ``sgl_jax_version``, ``slime_version``, ``dialect``; and what
 must hold: ``fires`` (how many findings), ``fix`` (true: each finding offers one; false: none; safe or
 unsafe: one of that applicability),
 ``severity``, ``flags`` (every finding names them), ``message_contains`` (a text or a list of texts), ``corrected`` (the launch
@@ -34,7 +34,7 @@ from specguard.rules import RULES_BY_CODE
 from specguard.rules.base import Example
 
 CASES_DIR = Path(__file__).with_name("cases")
-CONTEXT_KEYS = {"target", "draft", "env", "gpu", "sglang_version", "sgl_jax_version", "dialect"}
+CONTEXT_KEYS = {"target", "draft", "env", "gpu", "sglang_version", "sgl_jax_version", "slime_version", "dialect"}
 EXPECT_KEYS = {"fires", "fix", "severity", "flags", "message_contains", "corrected"}
 LAUNCH_KEYS = {"launch", "argv", "add", "why"}
 
@@ -62,7 +62,7 @@ CASES = _load()
 
 def _context(argv: list[str], case: dict[str, Any]):
     fields = {key: case[key] for key in CONTEXT_KEYS if key in case}
-    for key in ("sglang_version", "sgl_jax_version"):
+    for key in ("sglang_version", "sgl_jax_version", "slime_version"):
         if key in fields:
             fields[key] = str(fields[key])
     if "dialect" in fields:

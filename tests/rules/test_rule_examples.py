@@ -60,7 +60,7 @@ def test_fixes_leave_a_configuration_the_rule_accepts(rule: Rule) -> None:
     remaining = [f for f in rule.check(after) if f.severity.value == "error"] if rule.applies_to(after) else []
     assert remaining == [], f"{rule.code} still fires after its fix: {remaining}"
     assert any(c.rule == rule.code for c in outcome.changes) or not any(
-        f.code == rule.code and f.fix for f in outcome.findings if not f.applied
+        f.code == rule.code and f.fix for f in outcome.findings if not f.resolved
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,29 @@ def test_accept_text_output_has_table_plot_and_png(tiny_eagle3, tmp_path):
     assert "roofline estimate on A100" in result.stdout and "assumptions:" in result.stdout
     assert "should take about" in result.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The tiny models run at hundreds of thousands of tokens/s on an A100's roofline: grouped by thousands.
+    roofline = result.stdout.split("roofline estimate on A100", 1)[1].split("assumptions:", 1)[0]
+    rates = re.findall(r"│\s*([\d,]{5,})\s*│", roofline)
+    assert rates and all(re.fullmatch(r"\d{1,3}(,\d{3})+", rate) for rate in rates), rates
+
+
+def test_the_plot_ticks_counts_at_whole_numbers():
+    """Draft positions and batch sizes are counts: no tick at position 1.5, batch 1,024 grouped."""
+    pytest.importorskip("matplotlib")
+    from specguard.cli.accept_cmd import accept_figure
+
+    results = [Measurement(Setting(3, 1, 4), verify_ct=10, correct_drafts=14, histogram=[2, 3, 2, 3]),
+               Measurement(Setting(2, 1, 3), verify_ct=12, correct_drafts=9, histogram=[5, 4, 3])]
+    rows = [{"batch": b, "plain_tokens_per_s": 900.0 * b, "best": {"tokens_per_s": 1500.0 * b}} for b in (1, 64, 1024)]
+    report = {"algorithm": "EAGLE3", "estimate": {"gpu": "H100", "rows": rows}}
+    figure = accept_figure(report, results)
+    figure.canvas.draw()
+    positions, batches = figure.axes[1], figure.axes[2]
+    low, high = positions.get_xlim()
+    assert all(float(t).is_integer() for t in positions.get_xticks() if low <= t <= high)
+    assert [t.get_text() for t in batches.get_xticklabels()] == ["1", "64", "1,024"]
+    shown = [t.get_text() for t in batches.get_yticklabels() if t.get_text()]
+    assert any("," in text for text in shown) and all(re.fullmatch(r"-?\d{1,3}(,\d{3})*", text) for text in shown), shown
 
 
 @pytest.mark.parametrize(

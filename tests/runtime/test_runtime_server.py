@@ -246,6 +246,23 @@ def test_bad_requests_get_clear_errors_and_the_server_keeps_serving(server):
         assert c.get("/health").status_code == 200
 
 
+def test_logprobs_are_refused_with_a_400_that_says_so(server):
+    """The reference runtime computes no log probabilities: a request for them is refused, never
+    answered as if it had none (SGLang 0.5.23's fields: protocol.py:377, 926-927; io_struct.py:230, 235)."""
+    with server.client() as c:
+        cases = [
+            c.post("/v1/completions", json={"prompt": "def ", "max_tokens": 2, "logprobs": 1}),
+            c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "logprobs": True}),
+            c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "top_logprobs": 3}),
+            c.post("/generate", json={"text": "def ", "sampling_params": {"max_new_tokens": 2}, "return_logprob": True}),
+        ]
+        for resp in cases:
+            assert resp.status_code == 400, resp.text
+            assert "returns no log probabilities" in resp.json()["message"]
+        unasked = c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "logprobs": False})
+        assert unasked.status_code == 200, unasked.text
+
+
 def test_concurrent_speculative_requests_are_correct(server, plain_greedy):
     with server.client() as c, ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(lambda p: generate(c, p, 32, ignore_eos=True), PROMPTS * 2))

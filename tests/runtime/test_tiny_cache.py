@@ -96,3 +96,35 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     command = " ".join(json.loads(result.stdout)["launch"]["command"])
     assert str(tiny.tiny_pair_paths(cache).target) in command  # where a launch would build it
     assert "not built yet" in result.stderr and "a dry run writes nothing" in result.stderr
+
+
+QUICK_EAGLE3 = tiny.Eagle3Recipe(steps=2, batch_size=2, seq_len=16)
+
+
+def test_the_eagle3_pair_trains_no_standalone_draft(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """tiny-cpu-eagle3 runs the target and its EAGLE3 head: the STANDALONE draft is not trained
+    for it, and the target built alone is the pair's target, byte for byte."""
+    eagle3 = tiny.ensure_tiny_eagle3(tmp_path, QUICK, QUICK_EAGLE3)
+    log = capsys.readouterr().err
+    assert "tiny target: 4 steps" in log and "tiny EAGLE3 head" in log
+    assert "tiny draft" not in log
+    assert not tiny.tiny_pair_paths(tmp_path, QUICK).target.parent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([eagle3.target.parent.name, eagle3.draft.name])
+    pair, _ = _build(tmp_path / "pair", capsys)
+    for name in ("model.safetensors", "config.json", "tokenizer.json"):
+        assert (eagle3.target / name).read_bytes() == (pair.target / name).read_bytes()
+
+
+def test_the_eagle3_pair_uses_the_pairs_target_once_it_is_built(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pair, _ = _build(tmp_path, capsys)
+    eagle3 = tiny.ensure_tiny_eagle3(tmp_path, QUICK, QUICK_EAGLE3)
+    assert eagle3.target == pair.target and "tiny target" not in capsys.readouterr().err
+
+
+def test_dry_run_of_the_eagle3_preset_would_build_no_standalone_draft(tmp_path: Path) -> None:
+    result = run_cli("launch", "--preset", "tiny-cpu-eagle3", "--dry-run", env={"SPECGUARD_CACHE_DIR": str(tmp_path)}, timeout=120)
+    assert list(tmp_path.iterdir()) == []
+    note = result.stderr.replace("\n", " ").split("not built yet", 1)[1].split(": a launch", 1)[0]
+    assert str(tiny.tiny_target_path(tmp_path).parent) in note and "tiny-eagle3-" in note
+    assert str(tiny.tiny_pair_paths(tmp_path).target.parent) + "," not in note
+    assert str(tiny.tiny_pair_paths(tmp_path).target.parent) + ")" not in note

@@ -6,7 +6,14 @@ from collections.abc import Callable, Iterator
 from enum import Enum
 
 from specguard.models import Applicability, Finding, Severity
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    Rule,
+    RuleDocs,
+    set_flags,
+)
 from specguard.rules.draft_model._common import (
     DFLASH_HEADS,
     EAGLE1_HEADS,
@@ -257,4 +264,7 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/issues/36528 (EAGLE3 on a plain Qwen2/Llama class: no set_embed / no hot_token_id)",
         "sglang 0.5.23: python/sglang/srt/speculative/eagle_worker_v2.py:353-369 (set_embed, hot_token_id); models/llama_eagle3.py:306-318 (draft_vocab_size)",
     ),
+    # The matrix is SGLang's registry and workers; sgl-jax has its own (python/sgl_jax/srt/models),
+    # which specguard has not read, so an sgl-jax launch is not judged by SGLang's.
+    dialects=SGLANG_DIALECTS,
 )

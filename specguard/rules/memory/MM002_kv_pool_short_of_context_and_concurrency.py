@@ -31,19 +31,21 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"{budget.kv_bytes_per_token_target + budget.kv_bytes_per_token_draft:,} B/token), fewer than the "
         f"{budget.tokens_needed:,} that {need} take: requests queue, and prompts longer than the pool are rejected"
     )
-    found = plan(ctx, lambda b: b.fits and not b.kv_short, steps=())
+    # A larger pool is the tuning guide's reason to raise the fraction, within the headroom; no
+    # OOM recipe step is involved (its step 1 lowers the fraction).
+    found = plan(ctx, lambda b: b.fits and not b.kv_short, steps=(), may_raise=True)
     fix = None
     if found is not None:
-        fix = Fix(title="OOM recipe " + found.title, applicability=Applicability.UNSAFE, edits=found.edits)
+        fix = Fix(title=found.title, applicability=Applicability.UNSAFE, edits=found.edits)
     else:
-        # Step 1 as far as the headroom allows, then step 4 down to what that pool holds at full context.
-        raised = plan(ctx, lambda b: b.fits and b.kv_pool_tokens > tokens, steps=())
+        # The fraction as high as the headroom allows, then the concurrency down to what that pool holds at full context.
+        raised = plan(ctx, lambda b: b.fits and b.kv_pool_tokens > tokens, steps=(), may_raise=True)
         best = raised.budget if raised is not None else budget
         fitting = best.kv_pool_tokens // context
         if 1 <= fitting < budget.max_running_requests:
             edits = (*(raised.edits if raised else ()), Edit(name="--max-running-requests", value=fitting))
-            steps = (*(raised.steps if raised else ()), f"step 4: --max-running-requests {fitting}, what the pool holds at full context")
-            fix = Fix(title="OOM recipe " + "; ".join(steps), applicability=Applicability.UNSAFE, edits=edits)
+            steps = (*([raised.title] if raised else []), f"--max-running-requests {fitting}, what the pool holds at full context")
+            fix = Fix(title="; ".join(steps), applicability=Applicability.UNSAFE, edits=edits)
     if fix is not None:
         message += f"; {fix.title}"
     else:
@@ -68,8 +70,8 @@ RULE = Rule(
         why="SGLang does not refuse a small pool: it starts, queues requests the pool cannot hold, and "
         "rejects prompts longer than the pool. A speculative launch pays for the draft's weights and KV layers "
         "from the same budget, and the recipe's low `--mem-fraction-static` shrinks the pool further.",
-        fix="The OOM recipe in order: step 1 raise `--mem-fraction-static` as far as the runtime headroom "
-        "allows; steps 2-3 (smaller graphs, smaller tree) free headroom so it can rise further; step 4 lower "
+        fix="Raise `--mem-fraction-static` as far as the runtime headroom allows (SGLang's tuning guide: "
+        "as high as possible while reserving memory for activations and CUDA graph buffers), then lower "
         "`--max-running-requests` to what the pool holds at full context.",
         fix_safety="Unsafe: it changes the memory split or the concurrency.",
     ),
@@ -86,7 +88,8 @@ RULE = Rule(
         target=_LLAMA31, draft=_EAGLE3, gpu="H100",
     ),
     sources=(
-        "seed: sglang-speculative-decoding.md (OOM Troubleshooting, Step 1 and Step 4)",
+        "https://docs.sglang.io/advanced_features/hyperparameter_tuning.html (Tune --mem-fraction-static to increase KV cache pool capacity)",
+        "seed: sglang-speculative-decoding.md (OOM Troubleshooting, Step 4)",
         "sglang 0.5.23: python/sglang/srt/model_executor/pool_configurator.py:340-535 (_compute_cell_size)",
         "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:3412-3423 (calculate_mla_kv_cache_dim)",
         "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3060 (_profile_available_bytes)",

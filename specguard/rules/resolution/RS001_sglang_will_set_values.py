@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.sglang_facts.changes import CUDA_GRAPH_DECODE_FLAGS
 
@@ -37,9 +37,11 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     parts = []
     for field, reason in resolution.set_by.items():
         value = getattr(resolution, field)
-        parts.append(f"{ctx.flag(_flag(ctx, field))}={value} ({reason})")
+        # A value only the runtime can know (it reads a file not at hand) is said as its reason.
+        parts.append(f"{ctx.flag(_flag(ctx, field))} to {reason}" if value is None else f"{ctx.flag(_flag(ctx, field))}={value} ({reason})")
+    runtime = "sgl-jax" if ctx.spec.dialect is Dialect.SGL_JAX else "SGLang"
     yield RULE.finding(
-        "SGLang will set " + "; ".join(parts),
+        f"{runtime} will set " + "; ".join(parts),
         flags=tuple(_flag(ctx, field) for field in resolution.set_by),
     )
 

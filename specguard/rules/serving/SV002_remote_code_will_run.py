@@ -46,11 +46,14 @@ RULE = Rule(
         argv=("--model-path", "XiaomiMiMo/MiMo-7B-RL", "--trust-remote-code", "--speculative-algorithm", "EAGLE"),
         target={"has_remote_code": True},
     ),
+    # The same model without --trust-remote-code: SGLang implements MiMoForCausalLM itself, so
+    # the repository's Python files are never imported.
     good=Example(
-        argv=("--model-path", "XiaomiMiMo/MiMo-7B-RL", "--trust-remote-code", "--speculative-algorithm", "EAGLE"),
-        target={"has_remote_code": False},
+        argv=("--model-path", "XiaomiMiMo/MiMo-7B-RL", "--speculative-algorithm", "EAGLE"),
+        target={"has_remote_code": True},
     ),
     sources=(
+        "sglang 0.5.23: python/sglang/srt/models/mimo.py:160 (EntryClass = MiMoForCausalLM, native)",
         "sglang 0.5.23: python/sglang/srt/configs/model_config.py:622,685 (trust_remote_code passed to the HF loaders)",
         "design: dialects.md §1.3 (slime passes trust_remote_code=True)",
     ),

@@ -158,6 +158,22 @@ def parse_json_body(body: bytes) -> dict[str, Any]:
     return raw
 
 
+def refuse_logprobs(body: BaseModel, fields: tuple[str, ...]) -> None:
+    """The reference runtime computes no log probabilities: a request for them is refused (400)
+    rather than answered without them, which a client would take for the runtime's answer."""
+    extra = body.model_extra or {}
+    asked = [name for name in fields if _asks(extra.get(name))]
+    if asked:
+        raise RequestError(f"{', '.join(asked)}: the reference runtime returns no log probabilities; drop {'them' if len(asked) > 1 else 'it'}")
+
+
+def _asks(value: Any) -> bool:
+    """A logprob field set to ask for them (SGLang's native fields also take one per prompt)."""
+    if isinstance(value, list):
+        return any(_asks(item) for item in value)
+    return value not in (None, False, 0)
+
+
 def stops(stop: str | list[str] | None) -> list[str]:
     if stop is None:
         return []

@@ -14,6 +14,7 @@ from specguard.runtime.server.common import (
     GenerateRequest,
     ServerState,
     read_body,
+    refuse_logprobs,
     run_to_end,
     sampling,
     server_state,
@@ -34,6 +35,7 @@ async def generate(request: Request, state: Annotated[ServerState, Depends(serve
     sp = body.sampling_params
     if sp.n != 1:
         raise RequestError("sampling_params.n other than 1 is not supported by the reference runtime")
+    refuse_logprobs(body, ("return_logprob", "top_logprobs_num"))
     inp = GenerateInput(
         input_ids=tokenize_prompt(engine, body.text, body.input_ids),
         sampling=sampling(sp.max_new_tokens, sp.temperature, sp.top_p, sp.top_k, sp.min_p, sp.seed),

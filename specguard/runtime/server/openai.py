@@ -17,6 +17,7 @@ from specguard.runtime.server.common import (
     CompletionRequest,
     ServerState,
     read_body,
+    refuse_logprobs,
     run_to_end,
     sampling,
     server_state,
@@ -64,6 +65,7 @@ async def openai_route(
     engine = state.engine
     if body.n != 1:
         raise RequestError("n other than 1 is not supported by the reference runtime")
+    refuse_logprobs(body, ("logprobs", "top_logprobs"))
     max_new = body.max_tokens if not chat else (body.max_completion_tokens or body.max_tokens)  # type: ignore[union-attr]
     if max_new is None:
         max_new = engine.context_length - len(prompt_ids)

@@ -17,4 +17,4 @@ def test_cli_dp_attention_with_standalone() -> None:
     assert pl001["severity"] == "error" and "--attn-dp-size" in pl001["message"]
     code, doc = run_cli_json("check", "--offline", "--gpu", "H100", "--unsafe-fixes", *args)
     assert "--attn-dp-size" not in doc["argv"]
-    assert not any(f["code"] == "PL001" and not f["applied"] for f in doc["findings"])
+    assert not any(f["code"] == "PL001" and not f["resolved"] for f in doc["findings"])

@@ -65,7 +65,7 @@ def test_cli_end_to_end_sgl_jax_dialect():
     assert code == 1 and "JX003" in errors and not any(c.startswith(("AB", "VB")) for c in errors)
     code, doc = run_cli_json("check", "--offline", "--unsafe-fixes", "--dialect", "sgl-jax", "--gpu", "TPU-v6e", "--", *argv)
     assert doc["argv"][doc["argv"].index("--attention-backend") + 1] == "fa"
-    assert not [f for f in doc["findings"] if f["code"].startswith("JX") and f["severity"] == "error" and not f["applied"]]
+    assert not [f for f in doc["findings"] if f["code"].startswith("JX") and f["severity"] == "error" and not f["resolved"]]
 
 
 def test_sp001_is_sglang_auto_choice_not_sgl_jax():
@@ -139,3 +139,25 @@ def test_sgl_jax_build_unknown_is_said_and_a_bad_one_is_an_error() -> None:
     assert "Traceback" not in bad.stderr
     wrong = run_cli("check", "--offline", "--sgl-jax-version", "2026-07-01", "--", *LOCAL_NEXTN)
     assert wrong.returncode == 2 and "not an sgl-jax launch" in wrong.stderr
+
+
+@pytest.mark.parametrize("draft_class", ["Eagle3LlamaForCausalLM", "Qwen3ForCausalLMEagle3"])
+@pytest.mark.parametrize("form", ["dialect", "module"])
+def test_local_model_dirs_are_not_judged_by_sglangs_registry(tmp_path, draft_class: str, form: str) -> None:
+    """SGLang's registry lacks both draft classes (DM008, VB012 on an SGLang launch); sgl-jax
+    loads from its own, so an sgl-jax launch gets neither rule."""
+    import json
+
+    from tests.conftest import DRAFT_TEMPLATES, model_dir
+
+    draft_config = json.loads((DRAFT_TEMPLATES / "sgl-project-SpecForge" / "qwen3-32b-eagle3.json").read_text())
+    draft = model_dir(tmp_path, "draft", {**draft_config, "architectures": [draft_class]})
+    target = HF_CONFIGS / "Qwen" / "Qwen3-32B"
+    args = ["--model-path", str(target), "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", str(draft), *CHAIN]
+    _, sglang = run_cli_json("check", "--offline", "--", *args)
+    assert {"DM008", "VB012"} & {f["code"] for f in sglang["findings"]}
+    if form == "dialect":
+        _, doc = run_cli_json("check", "--offline", "--dialect", "sgl-jax", "--", *args)
+    else:
+        _, doc = run_cli_json("check", "--offline", " ".join(["python -m sgl_jax.launch_server", *args]))
+    assert not {"DM008", "VB012"} & {f["code"] for f in doc["findings"]}

@@ -54,7 +54,7 @@ def test_cli_end_to_end_renamed_cuda_graph_flag_is_fixed_safely():
     code, doc = run_cli_json("check", "--offline", "--fix", "--gpu", "H100", "--sglang-version", "0.5.23", "--", *argv)
     assert "--cuda-graph-max-bs" not in doc["argv"]
     assert doc["argv"][doc["argv"].index("--cuda-graph-max-bs-decode") + 1] == "8"
-    assert not [f for f in doc["findings"] if f["code"] == "VB003" and not f["applied"]]
+    assert not [f for f in doc["findings"] if f["code"] == "VB003" and not f["resolved"]]
 
 
 def test_vb060_owns_the_old_ngram_spellings_at_0_5_23():

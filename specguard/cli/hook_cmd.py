@@ -1,0 +1,64 @@
+"""``specguard hook scripts|presets FILE...``: ``specguard check`` on each file a pre-commit hook
+passes (``.pre-commit-hooks.yaml``). ``check`` reads one --script or --preset per run; pre-commit
+passes every changed file at once. A shell script that holds no launch is not a launch script,
+and is passed over rather than failed."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+
+from specguard.cli.options import GPU, GPU_COUNT, OFFLINE, SGLANG_VERSION
+from specguard.cli.parsing import Invocation, Parser, add_options, choice
+
+DETAILS = {
+    "hook": "Exit codes: the worst file's, as `specguard check` gives them (0 no error finding; 1 error findings remain; 2 a file could not be read).",
+}
+
+
+class Kind(StrEnum):
+    scripts = "scripts"
+    presets = "presets"
+
+
+OPTION = {Kind.scripts: "--script", Kind.presets: "--preset"}
+
+
+def add_arguments(parser: Parser, name: str) -> None:
+    parser.intermixed = True  # pre-commit passes the hook's args, then the files
+    parser.add_argument("kind", metavar="[scripts|presets]", type=choice(Kind), help="What the files are: launch scripts or preset YAML files.")
+    parser.add_argument("files", metavar="FILE", nargs="*", help="The files to check (pre-commit passes the changed ones).")
+    add_options(parser, SGLANG_VERSION, GPU, GPU_COUNT, OFFLINE)
+
+
+def run(invocation: Invocation) -> int:
+    from specguard.cli.main import main
+
+    o = invocation.options
+    shared = [*_given("--sglang-version", o.sglang_version), *_given("--gpu", o.gpu), *_given("--gpu-count", o.gpu_count)]
+    shared += ["--offline"] if o.offline else []
+    worst = 0
+    for file in o.files:
+        if o.kind is Kind.scripts and not _holds_a_launch(file):
+            continue
+        print(f"specguard check {OPTION[o.kind]} {file}", flush=True)
+        worst = max(worst, main(["check", OPTION[o.kind], file, *shared]))
+        sys.stdout.flush()
+    return worst
+
+
+def _given(flag: str, value: object) -> list[str]:
+    return [] if value is None else [flag, str(value)]
+
+
+def _holds_a_launch(file: str) -> bool:
+    """False for a script with no launch in it; a file that cannot be read is left to ``check``
+    to report."""
+    from specguard.errors import InputError
+    from specguard.launch_text import read_launches
+
+    try:
+        return bool(read_launches(Path(file)))
+    except InputError:
+        return True
