@@ -6,6 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -63,3 +66,35 @@ def llama31_dir() -> Path:
 def eagle3_llama_draft_dir(tmp_path: Path) -> Path:
     """The SpecForge EAGLE3 Llama-3.1 draft template (float16, 2048 positions) as a model dir."""
     return model_dir(tmp_path, "eagle3-draft", load_fixture("draft-templates/sgl-project-SpecForge/llama3-8B-eagle3.json"))
+
+
+@pytest.fixture
+def llama_hub() -> Iterator[str]:
+    """An HTTP server on loopback that answers like the Hugging Face hub (out of reach here) with
+    Llama-3.1-8B-Instruct's config.json for any repo and file: HEAD with the commit and ETag
+    headers huggingface_hub reads, GET the body. Yields the address to give as HF_ENDPOINT."""
+    body = (HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct" / "config.json").read_bytes()
+
+    class Hub(BaseHTTPRequestHandler):
+        def _head(self) -> None:
+            self.send_response(200)
+            self.send_header("X-Repo-Commit", "1" * 40)
+            self.send_header("ETag", '"c0ffee"')
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+
+        def do_HEAD(self) -> None:
+            self._head()
+
+        def do_GET(self) -> None:
+            self._head()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()

@@ -13,10 +13,8 @@ import shutil
 import struct
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -397,45 +395,14 @@ def _on_full_disk(directory: Path, argv: list[str], env: dict[str, str]) -> subp
                           capture_output=True, text=True, env=base, cwd=REPO, timeout=120)
 
 
-@pytest.fixture
-def hub_serving_llama() -> Iterator[str]:
-    """An HTTP server on loopback that answers like the hub for any repo's config.json (the real hub
-    is out of reach here): HEAD with the commit and ETag headers huggingface_hub reads, GET the file."""
-    body = (LLAMA / "config.json").read_bytes()
-
-    class Hub(BaseHTTPRequestHandler):
-        def _head(self) -> None:
-            self.send_response(200)
-            self.send_header("X-Repo-Commit", "1" * 40)
-            self.send_header("ETag", '"c0ffee"')
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-
-        def do_HEAD(self) -> None:
-            self._head()
-
-        def do_GET(self) -> None:
-            self._head()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-def test_a_full_hf_cache_disk_is_one_line_naming_the_cache(tmp_path: Path, hub_serving_llama: str) -> None:
+def test_a_full_hf_cache_disk_is_one_line_naming_the_cache(tmp_path: Path, llama_hub: str) -> None:
     """Before: "OSError while fetching config.json", and for a catalog model the catalog silently stood in."""
     cache = tmp_path / "hub"
     cache.mkdir()
     if not _full_disk_works(cache):
         pytest.skip("no user namespaces here to mount a small tmpfs")
     argv = [sys.executable, "-m", "specguard", "check", "--gpu", "H100", "--", "--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
-    result = _on_full_disk(cache, argv, {"HF_ENDPOINT": hub_serving_llama, "HF_HUB_CACHE": str(cache), "HF_HUB_DISABLE_TELEMETRY": "1"})
+    result = _on_full_disk(cache, argv, {"HF_ENDPOINT": llama_hub, "HF_HUB_CACHE": str(cache), "HF_HUB_DISABLE_TELEMETRY": "1"})
     _assert_one_clean_line(result, [str(cache), "No space left on device"])
 
 

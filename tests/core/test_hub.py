@@ -7,12 +7,11 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import HF_CONFIGS, run_cli
+from tests.conftest import run_cli
 
 # The README's example: both models are in specguard's catalog, neither in the (empty) HF cache.
 README_LAUNCH = (
@@ -57,37 +56,6 @@ def closed_port() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-@pytest.fixture
-def serving_hub() -> Iterator[str]:
-    """An HTTP server on loopback that answers like the hub with Llama-3.1-8B's config.json for any
-    file: HEAD with the commit and ETag headers huggingface_hub reads, GET the body."""
-    body = (HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct" / "config.json").read_bytes()
-
-    class Hub(BaseHTTPRequestHandler):
-        def _head(self) -> None:
-            self.send_response(200)
-            self.send_header("X-Repo-Commit", "2" * 40)
-            self.send_header("ETag", '"feed"')
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-
-        def do_HEAD(self) -> None:
-            self._head()
-
-        def do_GET(self) -> None:
-            self._head()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Hub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
 def _online(endpoint: str, tmp_path: Path) -> dict[str, str]:
     return {"HF_HUB_OFFLINE": "", "HF_ENDPOINT": endpoint, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_TELEMETRY": "1"}
 
@@ -120,9 +88,9 @@ def test_an_unreachable_hub_is_said_once_for_a_script_of_several_launches(silent
     assert result.stdout.count("hub unreachable") == 1, result.stdout
 
 
-def test_a_hub_that_answers_is_still_asked(serving_hub: str, tmp_path: Path) -> None:
+def test_a_hub_that_answers_is_still_asked(llama_hub: str, tmp_path: Path) -> None:
     """The attempt does not stand in the way of a hub that answers: the config comes from it."""
     launch = ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM")
-    result = run_cli("check", "--gpu", "H100", "-v", "--", *launch, env=_online(serving_hub, tmp_path), timeout=BOUND_S)
+    result = run_cli("check", "--gpu", "H100", "-v", "--", *launch, env=_online(llama_hub, tmp_path), timeout=BOUND_S)
     assert "target facts: Hugging Face hub\n" in result.stdout, result.stdout
     assert "hub unreachable" not in result.stdout
