@@ -37,7 +37,7 @@ SGL_JAX_VERSION = Option(
     metavar="BUILD",
 )
 REQUIREMENTS = Option("--requirements", "A requirements.txt or `pip freeze` output that pins sglang==X: check against that release.", metavar="FILE")
-SLIME_VERSION = Option("--slime-version", "The slime release (v0.3.1) or commit the launch runs with: check against the SGLang its docker image pins.", metavar="TAG|COMMIT")
+SLIME_VERSION = Option("--slime-version", "The slime release (v0.3.1) or commit the launch runs with: check against the SGLang its docker image pins, and against slime's own flags at it.", metavar="TAG|COMMIT")
 GPU = Option("--gpu", "GPU model (H100, A100, B200, MI300X, TPU, cpu, ...). Default: nvidia-smi.", metavar="NAME")
 # No node holds more than a few dozen GPUs; a count past this is a typo, and the memory and
 # parallelism arithmetic would take it at its word.
