@@ -1,4 +1,4 @@
-"""Print the real-world corpus figures (catch rate, false alarms, per domain), or write them into
+"""Print the real-world corpus figures (catch rate, warnings on good launches, false alarms, per domain), or write them into
 README.md between the markers (``--write``). The tests hold README's block equal to this output.
 
     python scripts/realworld_figures.py            # print the table and every miss
@@ -46,6 +46,8 @@ def main() -> int:
             print(f"\nmissed {result.case.id}{' (xfail: ' + result.case.xfail + ')' if result.case.xfail else ''}: {result.describe()}")
         if result.false_alarm:
             print(f"\nfalse alarm {result.case.id}: {result.describe()}")
+        elif result.warned:
+            print(f"\nwarning on good {result.case.id}{' (xfail: ' + result.case.xfail + ')' if result.case.xfail else ''}: {result.describe()}")
     if args.write:
         readme_path = REPO / "README.md"
         readme = readme_path.read_text()

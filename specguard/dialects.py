@@ -23,7 +23,7 @@ from typing import Literal
 from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, FlagSpec, ValueKind, extracted_flags
 from specguard.models import Dialect
-from specguard.spec import FlagItem, LaunchSpec, convert
+from specguard.spec import FlagItem, LaunchSpec
 
 SLIME_PREFIX = "--sglang-"
 
@@ -68,7 +68,7 @@ def parse(
     argv: Sequence[str], dialect: Dialect | None = None, env: Sequence[tuple[str, str]] = (), release: str | None = None
 ) -> LaunchSpec:
     """Parse server arguments (abbreviations read with ``release``'s parser when given). Raises
-    ``InputError`` naming the flag on a bad value."""
+    ``InputError`` naming the flag when a value is missing; a value present but refused is kept."""
     dialect = dialect or detect_dialect(argv)
     items: list[FlagItem] = []
     index = 0
@@ -94,12 +94,10 @@ def parse(
                 if len(values) < count or any(_is_option(v) for v in values):
                     raise InputError(f"{written} expects a value", hint=f"write {written} VALUE")
                 index += count
-        if modeled is not None:
-            if modeled.kind is ValueKind.SWITCH and inline_value is not None:
-                raise InputError(f"{written} is a switch and takes no value", hint=f"write {written} alone")
-            convert(modeled, values, written)
-            if modeled.choices is not None and modeled.upper_case and values:
-                values = tuple(v.upper() for v in values)
+        # A value SGLang refuses (a wrong type, a choice it lacks, a switch given one) is kept as
+        # written: it is a finding (VB013, flag_values), and every other rule still runs.
+        if modeled is not None and modeled.choices is not None and modeled.upper_case and values:
+            values = tuple(v.upper() for v in values)
         resolved = modeled.flag if modeled else flag
         items.append(
             FlagItem(

@@ -5,7 +5,7 @@ Pure: the engine takes a ``CheckContext`` and rules, and returns data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from specguard.frozen import Field
 from specguard.models import (
@@ -28,6 +28,9 @@ class Outcome(Frozen):
     findings: tuple[Finding, ...]
     changes: tuple[Change, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
+    # Findings a `# specguard: ignore[CODE]` on their line silenced: shown only on request, never
+    # counted for the exit code, and never fixed (the user said to leave that line alone).
+    suppressed: tuple[Finding, ...] = ()
     original: LaunchSpec = Field(description="the launch as given")
     corrected: LaunchSpec = Field(description="the launch after the fixes that were applied")
 
@@ -40,12 +43,28 @@ class Outcome(Frozen):
         return 1 if self.errors else 0
 
 
-def run_rules(rules: Sequence[Rule], ctx: CheckContext) -> list[Finding]:
+def run_rules(rules: Sequence[Rule], ctx: CheckContext, selected: Callable[[Rule], bool] | None = None) -> list[Finding]:
+    """Every rule's findings, at the severity the policy allows (severity.py); ``selected`` says
+    which rules the user selected explicitly (None: none), which lifts the quiet categories."""
+    from specguard.severity import apply_policy
+
     findings: list[Finding] = []
     for rule in rules:
         if rule.applies_to(ctx):
-            findings.extend(rule.check(ctx))
-    return findings
+            explicit = selected is not None and selected(rule)
+            findings.extend(apply_policy(rule, f, ctx, explicitly_selected=explicit) for f in rule.check(ctx))
+    return _one_per_cause(findings, rules)
+
+
+def _one_per_cause(findings: list[Finding], rules: Sequence[Rule]) -> list[Finding]:
+    """Without the findings another rule's finding supersedes (``Rule.supersedes``): one cause,
+    told once, by the more specific rule. A superseded rule still speaks when the superseding
+    one is not run (deselected) or says nothing about the same flags."""
+    supersedes = {rule.code: frozenset(rule.supersedes) for rule in rules if rule.supersedes}
+    if not supersedes:
+        return findings
+    covering = [(supersedes[f.code], frozenset(f.flags)) for f in findings if f.code in supersedes]
+    return [f for f in findings if not any(f.code in codes and set(f.flags) <= flags for codes, flags in covering)]
 
 
 def _allowed(applicability: Applicability, level: Applicability | None) -> bool:
@@ -54,7 +73,10 @@ def _allowed(applicability: Applicability, level: Applicability | None) -> bool:
     return level == Applicability.UNSAFE or applicability == Applicability.SAFE
 
 
-def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability | None = None) -> Outcome:
+def check(
+    rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability | None = None, suppressed: Callable[[Finding], bool] | None = None,
+    selected: Callable[[Rule], bool] | None = None,
+) -> Outcome:
     """All findings; with ``fix_level`` the fixes up to that applicability are applied to a fixpoint.
 
     Fixes are applied in rounds of one: the first applicable fix (errors first, then by code)
@@ -68,7 +90,7 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
     changes: list[Change] = []
     conflicts: dict[tuple[str, str], Conflict] = {}
     seen: dict[tuple[str, str], Finding] = {}
-    findings = run_rules(rules, ctx)
+    findings, hidden = _split(run_rules(rules, ctx, selected), suppressed)
     for _ in range(MAX_FIX_ROUNDS):
         for finding in findings:
             seen.setdefault((finding.code, finding.message), finding)
@@ -80,7 +102,7 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
             conflicts.update((key, _conflict(key, proposals[key])) for key in blocked)
             break
         ctx = ctx.with_spec(_apply(applicable[0], ctx.spec, changes))
-        findings = run_rules(rules, ctx)
+        findings, hidden = _split(run_rules(rules, ctx, selected), suppressed)
 
     remaining = {(f.code, f.message) for f in findings}
     # A finding that is gone after the fixes was resolved by them: its own fix, or another
@@ -96,9 +118,17 @@ def check(rules: Sequence[Rule], ctx: CheckContext, *, fix_level: Applicability 
         findings=tuple(ordered),
         changes=tuple(changes),
         conflicts=tuple(conflicts.values()),
+        suppressed=tuple(sorted(hidden, key=_order)),
         original=original,
         corrected=ctx.spec,
     )
+
+
+def _split(findings: list[Finding], suppressed: Callable[[Finding], bool] | None) -> tuple[list[Finding], list[Finding]]:
+    """(the findings reported, those suppressed)."""
+    if suppressed is None:
+        return findings, []
+    return [f for f in findings if not suppressed(f)], [f for f in findings if suppressed(f)]
 
 
 def _fix_holds(finding: Finding, spec: LaunchSpec) -> bool:

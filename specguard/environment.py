@@ -179,6 +179,10 @@ def _sgl_jax_build(given: str | None, *, detect: bool) -> tuple[str | None, str]
     return None, f"{unknown}: the rules speak of {read_at.names[0]} ({read_at.built.isoformat()}); give --sgl-jax-version"
 
 
+DATED_PREFIX = "~"  # --sglang-version ~X.Y.Z: the release a report dates the launch to
+DATED_ORIGIN = "dated from a report"
+
+
 def normalise_version(raw: str, given_as: str = "--sglang-version") -> str:
     """``raw`` as packaging spells it; ``given_as`` names where it came from in the error."""
     try:
@@ -197,6 +201,7 @@ def build_environment(
     detect: bool = True,
     launch_flags: Sequence[str] | None = None,
     launch_env: Sequence[str] = (),
+    launch_values: Sequence[tuple[str, str]] = (),
     sglang_version_given_as: str = "--sglang-version",
 ) -> Environment:
     """The environment a launch is checked in. The SGLang version: --sglang-version, else the
@@ -208,7 +213,11 @@ def build_environment(
     gpu_origin: Literal["given", "detected", "unknown"]
     spec: GpuSpec | None
     if sglang_version:
-        version, origin = normalise_version(sglang_version, sglang_version_given_as), "given"
+        # "~0.4.3": a release dated from a report, not read from the install; the launch may
+        # have run a build from between two releases, so rules that know this say so (VB013).
+        dated = sglang_version.startswith(DATED_PREFIX)
+        version = normalise_version(sglang_version.removeprefix(DATED_PREFIX), sglang_version_given_as)
+        origin = DATED_ORIGIN if dated else "given"
     elif (installed := installed_version()) is not None:
         version, origin = normalise_version(installed, "the installed sglang's version"), "installed"
     elif launch_flags is not None:
@@ -216,7 +225,7 @@ def build_environment(
             infer_version,  # reads the release history: only here
         )
 
-        inferred = infer_version(launch_flags, launch_env)
+        inferred = infer_version(launch_flags, launch_env, launch_values)
         version, origin, note = inferred.version, inferred.source, inferred.note
         if inferred.candidates and origin != "default":
             range_ = (inferred.candidates[0], inferred.candidates[-1])

@@ -1,12 +1,15 @@
-"""Check every flag value as SGLang's own parser would, before any rule runs.
+"""Every flag value SGLang's own parser, or its argument checks, would refuse at a release.
 
-A value SGLang's argument parser rejects (``--dtype banana``, ``--port abc``), a switch given a
-value (``--disable-cuda-graph true``), a stray positional argument, or a number that only fails
-later (``--port 70000`` at bind time, ``--context-length -1`` once the model loads) is an input
-error naming the flag, so ``check`` and ``launch --dry-run`` never pass what the live launch
-rejects. Types and choices come from SGLang's parser table (``data/sglang-0.5.23-flags.json``,
-``flags.extracted_flags``); the converters mirror SGLang's (``sglang/srt/utils/common.py``
-0.5.23: ``human_readable_int`` line 3394, ``json_list_type`` line 4818, ``nullable_str`` 3388).
+A value SGLang's argument parser rejects (``--dtype banana``, ``--port abc``, a choice the
+release lacks), a switch given a value (``--disable-cuda-graph true``), or a number that only
+fails later (``--port 70000`` at bind time, ``--context-length -1`` once the model loads) is a
+refusal naming the flag; rule VB013 reports each as a finding, beside every other rule's, so
+``check`` and ``launch --dry-run`` never pass what the live launch rejects. A stray positional
+argument is no value of any flag: ``check_positionals`` keeps it an input error. Types come from
+SGLang's parser table (``data/sglang-0.5.23-flags.json``, ``flags.extracted_flags``; they do not
+change between releases), choices from each release's parser (``versions.history``); the
+converters mirror SGLang's (``sglang/srt/utils/common.py`` 0.5.23: ``human_readable_int`` line
+3394, ``json_list_type`` line 4818, ``nullable_str`` 3388).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ from collections.abc import Callable
 
 from specguard.dialects import spelled
 from specguard.errors import InputError
-from specguard.flags import ExtractedFlag, extracted_flags
+from specguard.flags import FLAGS_BY_NAME, ExtractedFlag, ValueKind, extracted_flags
+from specguard.frozen import Frozen
 from specguard.models import Dialect
-from specguard.spec import FlagItem, LaunchSpec, shown_value
+from specguard.spec import FlagItem, LaunchSpec, convert, shown_value
 
 # Flags whose value SGLang's parser takes as any integer but whose use needs a positive one: a
 # port outside 1-65535 fails at bind time (after the weights load), a port of 0 asks the OS for
@@ -50,74 +54,197 @@ _IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 _SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 
-def check_values(spec: LaunchSpec, *, release: str = TABLE_VERSION) -> None:
-    """Raise ``InputError`` on the first value SGLang ``release`` would reject. Types come from
-    the parser table (they do not change between releases); its choices are 0.5.23's, so they
-    apply only at that release. Another release's choices are not enforced here: a launch dated
-    to an older release may run a build from between two releases (sglang#3724's NEXTN on a
-    main build before 0.4.3.post2 listed it), and exit 2 would hide every other finding; a
-    refused choice at the launch's release belongs among the findings, with a rule code."""
-    # sgl-jax has a parser of its own (other choices: --attention-backend fa); the table is SGLang's.
-    table = {} if spec.dialect is Dialect.SGL_JAX else extracted_flags()
+class Refusal(Frozen, kw_only=False):
+    """One value a release refuses: what is wrong, and what would do instead."""
+
+    flag: str  # SGLang's spelling, as findings name flags
+    written: str  # as the user wrote it
+    problem: str  # the message, naming the flag as written
+    hint: str
+    replacement: str | None = None  # the closest valid choice, when the value is a misspelled one
+    accepted_from: str | None = None  # a later release whose parser takes this choice
+
+
+def check_positionals(spec: LaunchSpec) -> None:
+    """Raise ``InputError`` on a positional argument that follows no switch: no flag owns it, so
+    it is not a value to judge but a launch specguard cannot read (a value after a switch is
+    a refusal, ``refused_values``)."""
     previous: FlagItem | None = None
     for item in spec.items:
-        if item.flag == "":
-            _positional(item.values[0], previous, spec.dialect)
-        elif not item.extra:
-            entry = table.get(item.flag)
-            if entry is not None:
-                choices = entry.choices if release == TABLE_VERSION else None
-                _check_item(item, item.written or spelled(item.flag, spec.dialect), entry, choices, release)
-            if item.flag in GRAPH_BS_FLAGS:  # older spellings are not in the table: checked by name
-                _check_graph_bs(item, item.written or spelled(item.flag, spec.dialect))
+        if item.flag == "" and _switch_given(item, previous) is None:
+            raise InputError(
+                f"stray argument {item.values[0]!r}: SGLang's launcher takes no positional arguments",
+                hint="remove it, or put it after the flag it belongs to (quote a value that holds spaces)",
+            )
         previous = item
 
 
-def _positional(value: str, previous: FlagItem | None, dialect: Dialect) -> None:
-    if previous is not None and previous.flag and not previous.values:
-        written = previous.written or spelled(previous.flag, dialect)
-        raise InputError(f"{written} is a switch and takes no value, got {value!r}", hint=f"write {written} alone (present means on)")
-    raise InputError(
-        f"stray argument {value!r}: SGLang's launcher takes no positional arguments",
-        hint="remove it, or put it after the flag it belongs to (quote a value that holds spaces)",
+def refused_values(spec: LaunchSpec, release: str = TABLE_VERSION) -> tuple[Refusal, ...]:
+    """Every value SGLang ``release`` would refuse, in launch order."""
+    from specguard.versions import history
+
+    data = history()
+    index = None if spec.dialect is Dialect.SGL_JAX else data.index_of(release)
+    # sgl-jax has a parser of its own (other choices: --attention-backend fa); the table is SGLang's.
+    table = {} if spec.dialect is Dialect.SGL_JAX else extracted_flags()
+    found: list[Refusal] = []
+    previous: FlagItem | None = None
+    for item in spec.items:
+        if item.flag == "":
+            switch = _switch_given(item, previous)
+            if switch is not None:
+                found.append(_switch_refusal(switch, item.values[0], spec.dialect))
+        elif not item.extra:
+            refusal = _refusal(item, _written(item, spec.dialect), table.get(item.flag), index, spec.dialect)
+            if refusal is not None:
+                found.append(refusal)
+        previous = item
+    return tuple(found)
+
+
+def _written(item: FlagItem, dialect: Dialect) -> str:
+    return item.written or spelled(item.flag, dialect)
+
+
+def _switch_given(item: FlagItem, previous: FlagItem | None) -> FlagItem | None:
+    """The switch a positional argument was written after (the parser takes no value for it)."""
+    if item.flag == "" and previous is not None and previous.flag and not previous.values:
+        return previous
+    return None
+
+
+def _switch_refusal(switch: FlagItem, value: str, dialect: Dialect) -> Refusal:
+    written = _written(switch, dialect)
+    return Refusal(switch.flag, written, f"{written} is a switch and takes no value, got {shown_value(value)}", f"write {written} alone (present means on)")
+
+
+def _refusal(item: FlagItem, written: str, entry: ExtractedFlag | None, index: int | None, dialect: Dialect) -> Refusal | None:
+    modeled = FLAGS_BY_NAME.get(item.flag)
+    switch = (modeled is not None and modeled.kind is ValueKind.SWITCH) or (
+        entry is not None and (entry.nargs == 0 or entry.action in ("store_true", "store_false", "store_const"))
     )
+    if item.values and switch:
+        return _switch_refusal(item, item.values[0], dialect)
+    if modeled is not None:
+        try:
+            convert(modeled.model_copy(update={"choices": None}), item.values, written)
+        except InputError as error:
+            return Refusal(item.flag, written, error.message, error.hint or f"see {written} in `python -m sglang.launch_server --help`")
+    if entry is not None:
+        refusal = _typed_refusal(item, written, entry)
+        if refusal is not None:
+            return refusal
+    choice = _choice_refusal(item, written, modeled.choices if modeled is not None else None, index)
+    if choice is not None:
+        return choice
+    if item.flag in GRAPH_BS_FLAGS:  # older spellings are not in the table: checked by name
+        return _graph_bs_refusal(item, written)
+    return None
 
 
-def _check_item(item: FlagItem, written: str, entry: ExtractedFlag, choices: tuple[object, ...] | None, release: str) -> None:
+def _typed_refusal(item: FlagItem, written: str, entry: ExtractedFlag) -> Refusal | None:
     if entry.nargs == "+" and not item.values:
-        raise InputError(f"{written} expects at least one value", hint=f"write {written} VALUE [VALUE ...]")
-    convert = _CONVERTERS.get(entry.type or "")
+        return Refusal(item.flag, written, f"{written} expects at least one value", f"write {written} VALUE [VALUE ...]")
+    convert_value = _CONVERTERS.get(entry.type or "")
     for value in item.values:
         typed: object = value
-        if convert is not None:
+        if convert_value is not None:
             try:
-                typed = convert(value)
+                typed = convert_value(value)
             except (ValueError, ArithmeticError):  # decimal.InvalidOperation is an ArithmeticError
-                raise InputError(f"{written} expects {_NAMES[entry.type or '']}, got {shown_value(value)}", hint=_HINTS.get(entry.type or "", f"see {written} in `python -m sglang.launch_server --help`")) from None
-        if choices is not None and typed not in choices and str(typed) not in map(str, choices):
-            listed = ", ".join(str(c) for c in choices)
-            raise InputError(f"{written}: {shown_value(value)} is not one of SGLang {release}'s choices", hint=f"choose one of {listed}")
-        if item.flag in FRACTION_FLAGS and isinstance(typed, float) and not 0 < typed <= 1:
-            raise InputError(f"{written} {value} is not a fraction of GPU memory", hint="give a number above 0 and at most 1, e.g. 0.8")
-        bounds = INTEGER_RANGES.get(item.flag)
-        if bounds is not None and isinstance(typed, int):
-            low, high = bounds
-            if typed < low or (high is not None and typed > high):
-                allowed = f"{low}-{high}" if high is not None else f"{low} or more"
-                raise InputError(f"{written} {value} is out of range", hint=f"give {allowed}")
+                return Refusal(
+                    item.flag, written, f"{written} expects {_NAMES[entry.type or '']}, got {shown_value(value)}",
+                    _HINTS.get(entry.type or "", f"see {written} in `python -m sglang.launch_server --help`"),
+                )
+        outside = _out_of_range(item.flag, typed)
+        if outside is not None:
+            what, hint = outside
+            return Refusal(item.flag, written, f"{written} {shown_value(value)} {what}", hint)
+    return None
 
 
-def _check_graph_bs(item: FlagItem, written: str) -> None:
+def _out_of_range(flag: str, typed: object) -> tuple[str, str] | None:
+    """(what is wrong, what to give) when a typed value is one no server can use."""
+    if flag in FRACTION_FLAGS and isinstance(typed, float) and not 0 < typed <= 1:
+        return "is not a fraction of GPU memory", "give a number above 0 and at most 1, e.g. 0.8"
+    bounds = INTEGER_RANGES.get(flag)
+    if bounds is not None and isinstance(typed, int):
+        low, high = bounds
+        if typed < low or (high is not None and typed > high):
+            return "is out of range", f"give {low}-{high}" if high is not None else f"give {low} or more"
+    return None
+
+
+def usable(flag: str, typed: object) -> bool:
+    """Whether the rules may reason on a typed value: not out of range, and no CUDA-graph batch
+    size a list could not hold (``LaunchSpec.get`` reads a refused value as unset)."""
+    if flag in GRAPH_BS_FLAGS and any(isinstance(size, int) and size > MAX_GRAPH_BS for size in (typed if isinstance(typed, list) else [typed])):
+        return False
+    return _out_of_range(flag, typed) is None
+
+
+def _choices_at(flag: str, index: int, modeled: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The choices release ``index``'s parser, or the argument check after it, takes for ``flag``
+    (None: any value). From 0.5.12 SGLang checks --speculative-algorithm after parsing, against
+    its algorithm registry, and the parser lists no choices: the modeled ones stand in."""
+    from specguard.versions import history
+
+    info = history().flag_info(flag, index)
+    listed = info.get("choices") if info is not None else None
+    return tuple(str(c) for c in listed) if listed else modeled
+
+
+def _takes(flag: str, value: str, index: int, modeled: tuple[str, ...] | None) -> bool:
+    from specguard.versions import history
+
+    if history().flag_info(flag, index) is None:
+        return False
+    choices = _choices_at(flag, index, modeled)
+    return not choices or value in choices
+
+
+def _choice_refusal(item: FlagItem, written: str, modeled: tuple[str, ...] | None, index: int | None) -> Refusal | None:
+    if index is None:
+        return None
+    from specguard.versions import history
+
+    data = history()
+    if data.flag_info(item.flag, index) is None:
+        return None  # not this release's flag: the unknown-flag rules speak of it
+    choices = _choices_at(item.flag, index, modeled)
+    if not choices:
+        return None
+    for value in item.values:
+        if value in choices:
+            continue
+        from specguard.spelling import closest
+
+        later = next((i for i in range(index + 1, len(data.releases)) if _takes(item.flag, value, i, modeled)), None)
+        close = closest(value, choices)
+        hint = f"choose one of {', '.join(choices)}"
+        if value.upper() == "MTP":
+            hint = "SGLang has no algorithm named MTP: use NEXTN (or EAGLE) for a model's own MTP layers"
+        return Refusal(
+            item.flag, written, f"{written}: {shown_value(value)} is not one of SGLang {data.releases[index]}'s choices", hint,
+            replacement=close[0] if close else None,
+            accepted_from=data.releases[later] if later is not None else None,
+        )
+    return None
+
+
+def _graph_bs_refusal(item: FlagItem, written: str) -> Refusal | None:
     for value in item.values:
         try:
             size = int(value)
         except ValueError:
             continue  # not a number: the parser table's check names it
         if size > MAX_GRAPH_BS:
-            raise InputError(
+            return Refusal(
+                item.flag, written,
                 f"{written} {shown_value(value)}: SGLang lists every CUDA-graph batch size up to it when it parses its arguments",
-                hint=f"give at most {MAX_GRAPH_BS} (the running requests a GPU can hold are far fewer)",
+                f"give at most {MAX_GRAPH_BS} (the running requests a GPU can hold are far fewer)",
             )
+    return None
 
 
 def _int(value: str) -> int:

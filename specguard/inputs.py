@@ -8,7 +8,7 @@ from specguard.dialects import parse
 from specguard.environment import build_environment, with_sgl_jax_build
 from specguard.errors import InputError
 from specguard.facts import load_facts
-from specguard.flag_values import TABLE_VERSION, check_values
+from specguard.flag_values import TABLE_VERSION, check_positionals
 from specguard.frozen import Frozen
 from specguard.hub import hub_unreachable
 from specguard.models import Dialect, ModelFacts
@@ -80,8 +80,8 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
         environment = with_sgl_jax_build(environment, inputs.sgl_jax_version)
     elif inputs.sgl_jax_version:
         raise InputError(f"--sgl-jax-version {inputs.sgl_jax_version}: the launch is not an sgl-jax launch", hint="drop it, or give --dialect sgl-jax")
-    # Values first: no rule should reason about a value SGLang's own parser would reject.
-    check_values(spec, release=str(environment.sglang_version))
+    # A value SGLang refuses is a finding (VB013); an argument no flag owns is unreadable input.
+    check_positionals(spec)
     offline = inputs.offline or environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
     absent_ok = notes if inputs.models_may_be_absent else None
     unreachable_before = hub_unreachable()  # a hub already found unreachable was noted with the first launch
@@ -134,7 +134,7 @@ def _note_unreachable_hub(notes: list[str]) -> None:
 
 def _launch_names(spec: LaunchSpec) -> dict:
     names = launch_names(spec)
-    return {} if names is None else {"launch_flags": names[0], "launch_env": names[1]}
+    return {} if names is None else {"launch_flags": names[0], "launch_env": names[1], "launch_values": names[2]}
 
 
 def _facts(

@@ -24,6 +24,36 @@ class Severity(StrEnum):
     INFO = "info"
 
 
+class Category(StrEnum):
+    """What a rule's finding means for the launch."""
+
+    START = "start"  # it fails to start
+    CRASH = "crash"  # it crashes or hangs while serving
+    WRONG_OUTPUT = "wrong-output"  # it returns wrong output
+    PERF = "perf"  # it runs slower than it should
+    EXPOSED = "exposed"  # it is exposed (security)
+    HYGIENE = "hygiene"  # a deprecated spelling, a redundant flag
+
+
+# The categories a check reports at full severity by default: the launch fails, breaks or is
+# exposed. PERF and HYGIENE speak as info unless their rules are selected explicitly.
+DEFAULT_CATEGORIES = frozenset({Category.START, Category.CRASH, Category.WRONG_OUTPUT, Category.EXPOSED})
+
+
+class RequestFeature(StrEnum):
+    """A kind of request that only some clients send: a bug that needs one hits only those requests.
+
+    A launch enables some of them with a flag (``severity.FEATURE_FLAGS`` says which); the rest it
+    cannot show, since any client may ask for them.
+    """
+
+    STRUCTURED_OUTPUT = "structured output (json_schema, regex, ebnf)"
+    LOGPROBS = "logprobs"
+    CUSTOM_LOGIT_PROCESSOR = "custom logit processors"
+    HIDDEN_STATES = "returned hidden states"
+    LONG_PROMPTS = "long prompts over a cached prefix"
+
+
 class Applicability(StrEnum):
     """How safe a fix is, ordered like ruff's: a safe fix only fills in what would run anyway."""
 

@@ -149,10 +149,25 @@ def redact_yaml_text(text: str, secrets: Iterable[str] = ()) -> str:
     ``secrets``: the secret values the parsed preset holds; wherever the line reading above could
     not place them (flow style ``flags: {api-key: x}``, a value continued on the next line) they
     are masked where they stand as a whole word."""
-    text = _redact_yaml_entries(text)
+    return mask_values(_redact_yaml_entries(text), secrets)
+
+
+def mask_values(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with each of ``secrets`` masked where it stands as a whole word, and any Hugging
+    Face token. For prose that specguard wrote about a launch whose secrets are known (a finding's
+    message: "no --api-key is set" names the flag, not a value, and must read as written)."""
     for secret in sorted({s for s in secrets if s and s != MASK}, key=len, reverse=True):
         text = re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", MASK, text)
-    return text
+    return _HF_TOKEN.sub("hf_" + MASK, text)
+
+
+def spec_secrets(spec: LaunchSpec) -> list[str]:
+    """The secret values a launch holds: its secret flags' values and its secret env vars'."""
+    values = [value for key, value in spec.env if is_secret_env(key)]
+    for item in spec.items:
+        if is_secret_flag(item.flag) or is_secret_flag(item.written or ""):
+            values += list(item.values)
+    return values
 
 
 def secret_values(flags: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:

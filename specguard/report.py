@@ -6,13 +6,20 @@ fix's edit of a secret flag or env var, and any ``--api-key VALUE`` a message qu
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from specguard import __version__
 from specguard.dialects import render, render_command
 from specguard.engine import Outcome
 from specguard.models import Dialect, Finding, ModelFacts, Severity
-from specguard.redact import redact_spec, redact_text, redact_value
+from specguard.redact import (
+    mask_values,
+    redact_spec,
+    redact_text,
+    redact_value,
+    spec_secrets,
+)
 from specguard.rules.base import CheckContext
 
 SCHEMA_VERSION = 1
@@ -51,11 +58,17 @@ def model_origin(facts: ModelFacts, *, verbose: bool = True) -> str:
     return words
 
 
-def finding_json(finding: Finding) -> dict[str, Any]:
+def launch_secrets(outcome: Outcome, ctx: CheckContext) -> list[str]:
+    """The secret values of the launch as given and as corrected, to mask in what specguard
+    writes about it (by value: a message's prose about a flag is not a value)."""
+    return [*spec_secrets(ctx.spec), *spec_secrets(outcome.original), *spec_secrets(outcome.corrected)]  # type: ignore[arg-type]
+
+
+def finding_json(finding: Finding, secrets: Iterable[str]) -> dict[str, Any]:
     fix = None
     if finding.fix is not None:
         fix = {
-            "title": redact_text(finding.fix.title),
+            "title": mask_values(finding.fix.title, secrets),
             "applicability": finding.fix.applicability.value,
             "edits": [
                 {"flag": e.name, "value": _plain(redact_value(e.name, e.value)), **({"target": "env"} if e.target == "env" else {})}
@@ -66,7 +79,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
         "code": finding.code,
         "name": finding.name,
         "severity": finding.severity.value,
-        "message": redact_text(finding.message),
+        "message": mask_values(finding.message, secrets),
         "flags": list(finding.flags),
         "fix": fix,
         "applied": finding.applied,
@@ -83,6 +96,7 @@ def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | No
     corrected = outcome.corrected
     resolved_ctx = ctx.with_spec(corrected)  # type: ignore[arg-type]
     shown = redact_spec(corrected)  # type: ignore[arg-type]
+    secrets = launch_secrets(outcome, ctx)
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "ok": outcome.exit_code == 0,
@@ -90,7 +104,7 @@ def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | No
         "target": facts_json(ctx.target),
         "draft": facts_json(ctx.draft),
         "environment": ctx.env.model_dump(mode="json"),
-        "findings": [finding_json(f) for f in outcome.findings],
+        "findings": [finding_json(f, secrets) for f in outcome.findings],
         "changes": [
             {"flag": c.name, "old": _plain(redact_value(c.name, c.old)), "new": _plain(redact_value(c.name, c.new)), "rule": c.rule, **({"target": "env"} if c.target == "env" else {})}
             for c in outcome.changes
@@ -140,6 +154,7 @@ def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: 
     used = sorted({f.code for outcome, _, _ in checked for f in outcome.findings})
     results = []
     for outcome, ctx, found in checked:
+        secrets = launch_secrets(outcome, ctx)
         for f in outcome.findings:
             uri, line = _finding_location(f, ctx, found, preset_file)
             physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
@@ -149,7 +164,7 @@ def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: 
                 {
                     "ruleId": f.code,
                     "level": level[f.severity],
-                    "message": {"text": redact_text(f.message) + (" (fixed)" if f.resolved else "")},
+                    "message": {"text": mask_values(f.message, secrets) + (" (fixed)" if f.resolved else "")},
                     "locations": [{"physicalLocation": physical}],
                     "properties": {"flags": list(f.flags), "applied": f.applied, "resolved": f.resolved},
                 }
@@ -268,14 +283,15 @@ def print_human(
         table.add_column("rule", overflow="fold")
         table.add_column("severity", overflow="fold")
         table.add_column("finding and fix", ratio=1, overflow="fold")
+        secrets = launch_secrets(outcome, ctx)
         for f in outcome.findings:
-            text = redact_text(f.message)
+            text = mask_values(f.message, secrets)
             if f.resolved and not f.applied:
-                unused = f"; its own fix was not made: {redact_text(f.fix.title)}" if f.fix else ""
+                unused = f"; its own fix was not made: {mask_values(f.fix.title, secrets)}" if f.fix else ""
                 text += f"\n[dim]resolved by the fixes applied{unused}[/dim]"
             elif f.fix is not None:
                 status = "applied" if f.applied else ("--fix" if f.fix.applicability.value == "safe" else "--unsafe-fixes")
-                text += f"\n[dim]fix ({f.fix.applicability.value}, {status}):[/dim] {redact_text(f.fix.title)}"
+                text += f"\n[dim]fix ({f.fix.applicability.value}, {status}):[/dim] {mask_values(f.fix.title, secrets)}"
             table.add_row(
                 f"{f.code}\n[dim]{f.name}[/dim]",
                 f"[{_SEVERITY_STYLE[f.severity]}]{f.severity.value}[/]",

@@ -47,12 +47,21 @@ class LaunchSpec(Frozen):
         return self.item(dest_or_flag) is not None
 
     def get(self, dest: str) -> Any:
-        """The typed value of a modeled flag, or None when it is not set (switches: False)."""
+        """The typed value of a modeled flag, or None when it is not set or its value is refused
+        (switches: False)."""
         spec = FLAGS_BY_DEST[dest]
         item = self.item(spec.flag)
         if item is None:
             return False if spec.kind is ValueKind.SWITCH else None
-        return convert(spec, item.values)
+        try:
+            typed = convert(spec, item.values)
+        except InputError:
+            return None  # a value SGLang refuses is VB013's finding; no other rule reasons on it
+        from specguard.flag_values import (
+            usable,  # flag_values reads this module: imported on use
+        )
+
+        return typed if usable(spec.flag, typed) else None
 
     def env_value(self, name: str) -> str | None:
         for key, value in reversed(self.env):

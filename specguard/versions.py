@@ -168,6 +168,18 @@ class History(Frozen, kw_only=False):
                 abbreviated.add(index)
         return exact | abbreviated
 
+    def takes_value(self, flag: str, value: str) -> frozenset[int]:
+        """The releases whose parser takes ``value`` for ``flag``: it has the flag, and lists no
+        choices for it or lists ``value`` among them."""
+        return frozenset(
+            index for index in self.flag_releases(flag)
+            if not (choices := (self.flag_info(flag, index) or {}).get("choices")) or value in map(str, choices)
+        )
+
+    def lists_value(self, flag: str, value: str) -> bool:
+        """Whether some release lists ``value`` among ``flag``'s choices."""
+        return any(value in map(str, info.get("choices") or ()) for index in self.flag_releases(flag) if (info := self.flag_info(flag, index)))
+
     def renamed(self, flag: str) -> tuple[str, ...]:
         """The other spellings of ``flag`` across releases (old -> new and new -> old)."""
         return tuple(new if old == flag else old for old, new in self.renames if flag in (old, new))
@@ -261,11 +273,13 @@ class Inferred(Frozen, kw_only=False):
         return f"accepted by {history().describe(history().releases.index(v) for v in self.candidates)}; checked as {self.version}"
 
 
-def infer_version(flags: Sequence[str], env_names: Sequence[str]) -> Inferred:
-    """The newest release that accepts every flag (SGLang spelling) and reads every env var.
+def infer_version(flags: Sequence[str], env_names: Sequence[str], values: Sequence[tuple[str, str]] = ()) -> Inferred:
+    """The newest release that accepts every flag (SGLang spelling), takes every value among its
+    flag's choices (``values``: flag and value) and reads every env var.
 
-    Names no release knows (a typo, another package's env var) do not narrow anything: they are
-    the unknown-flag rule's business, not evidence of an era."""
+    Names no release knows (a typo, another package's env var) and values no release takes do
+    not narrow anything: they are the unknown-flag and refused-value rules' business, not
+    evidence of an era."""
     data = history()
     everything = frozenset(range(len(data.releases)))
     candidates = set(everything)
@@ -274,6 +288,11 @@ def infer_version(flags: Sequence[str], env_names: Sequence[str]) -> Inferred:
         accepted = data.accepted_by(flag)
         if accepted and accepted != everything:
             evidence.append((flag, accepted))
+    for flag, value in dict.fromkeys(values):
+        taken = data.takes_value(flag, value)
+        # A value no release lists (a typo) dates nothing, though releases listing no choices take it.
+        if data.lists_value(flag, value) and taken != data.flag_releases(flag):
+            evidence.append((f"{flag} {value}", taken))
     for name in dict.fromkeys(env_names):
         read = data.env_releases(name)
         if read and read != everything:
@@ -306,13 +325,15 @@ def sglang_spelling(flag: str, written: str | None, extra: bool, dialect: Dialec
     return written
 
 
-def launch_names(spec) -> tuple[list[str], list[str]] | None:
-    """A launch's flags as SGLang's parser receives them and its SGLANG_* env vars: the evidence
-    of which release it was written for (None for sgl-jax, whose parser is its own)."""
+def launch_names(spec) -> tuple[list[str], list[str], list[tuple[str, str]]] | None:
+    """A launch's flags as SGLang's parser receives them, its SGLANG_* env vars and its one-value
+    flags with their values: the evidence of which release it was written for (None for sgl-jax,
+    whose parser is its own)."""
     if spec.dialect is Dialect.SGL_JAX:
         return None
     flags = [name for item in spec.items if (name := sglang_spelling(item.flag, item.written, item.extra, spec.dialect))]
-    return flags, [key for key, _ in spec.env if key.startswith("SGLANG_")]
+    values = [(item.flag, item.values[0]) for item in spec.items if item.flag and not item.extra and len(item.values) == 1]
+    return flags, [key for key, _ in spec.env if key.startswith("SGLANG_")], values
 
 
 def inferred_environment(env, spec):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specguard import engine
 from specguard.checking import run_check
@@ -19,15 +19,19 @@ from specguard.cli.options import (
     DIALECT,
     DRAFT,
     ENV,
+    EXTEND_SELECT,
     FIX,
     FORMAT,
     GPU,
     GPU_COUNT,
+    IGNORE,
     OFFLINE,
     PRESET,
     REQUIREMENTS,
+    SELECT,
     SGL_JAX_VERSION,
     SGLANG_VERSION,
+    SHOW_SUPPRESSED,
     SLIME_VERSION,
     TARGET,
     UNSAFE_FIXES,
@@ -39,17 +43,21 @@ from specguard.errors import InputError
 from specguard.frozen import Frozen
 from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
-from specguard.redact import redact_text
+from specguard.project_config import selection_for_command
+from specguard.redact import mask_values, redact_text
 from specguard.refs import is_commit_prefix
 from specguard.report import (
     SCHEMA_VERSION,
+    finding_json,
     json_text,
+    launch_secrets,
     outcome_json,
     outcome_sarif,
     print_human,
 )
 from specguard.rules import ALL_RULES
 from specguard.rules.base import CheckContext
+from specguard.suppressions import suppressions_for
 from specguard.versions import (
     slime_history_source,
     slime_pin,
@@ -197,6 +205,10 @@ class CheckedLaunch(Frozen, kw_only=False):
 DETAILS = {
     "check": "SERVER_ARGS after `--` (SGLang's, slime's or sgl-jax's spelling), a whole command as one string (env prefixes, "
     "`docker run ... IMAGE ...` included), `-` to read it from stdin, or --script FILE.\n\n"
+    "Which rules run: --select, --extend-select and --ignore (as in ruff), after the settings in the closest specguard.toml "
+    "or pyproject.toml [tool.specguard] above the checked file (select, ignore, extend-select, per-file-ignores). "
+    "A `# specguard: ignore[MM003]` comment (bare: every rule) on a script's or a preset's line suppresses the findings "
+    "about the flags written there; they do not count for the exit code.\n\n"
     "Exit codes: 0 no error finding; 1 error findings remain; 2 usage or input error; 130 interrupted (Ctrl-C).",
 }
 
@@ -212,6 +224,7 @@ def add_arguments(parser: Parser, name: str) -> None:
     add_options(
         parser, PRESET, TARGET, DRAFT, DIALECT, SGLANG_VERSION, REQUIREMENTS, SLIME_VERSION, SGL_JAX_VERSION, GPU, GPU_COUNT,
         ENV, FIX, UNSAFE_FIXES, OFFLINE, FORMAT, SCRIPT, WRITE, FORCE, IN_PLACE, EXPLAIN_MEMORY, VERBOSE,
+        SELECT, EXTEND_SELECT, IGNORE, SHOW_SUPPRESSED,
     )
 
 
@@ -226,6 +239,7 @@ def run(invocation: Invocation) -> int:
         requests = requests_from(invocation.server_args, script, preset=preset)
         if write is not None and len(requests) > 1:
             raise UsageError("--write writes one corrected preset; the input holds several launches", "specguard check")
+        selection = selection_for_command(script, preset, o.select, o.ignore, o.extend_select)
         checked: list[CheckedLaunch] = []
         for request in requests:
             inputs = build_inputs(
@@ -234,7 +248,9 @@ def run(invocation: Invocation) -> int:
                 requirements=o.requirements, slime_version=o.slime_version, sgl_jax_version=o.sgl_jax_version,
             )
             notes: list[str] = list(request.found.notes) if request.found else []
-            check_ctx, outcome = run_check(inputs, fix_level(o.fix, o.unsafe_fixes), notes)
+            check_ctx, outcome = run_check(
+                inputs, fix_level(o.fix, o.unsafe_fixes), notes, selection=selection, suppressed=suppressions_for(request.found, preset)
+            )
             checked.append(CheckedLaunch(request, check_ctx, with_handled(preset, check_ctx, outcome), tuple(notes)))
         if write is not None:
             if not preset:
@@ -244,7 +260,7 @@ def run(invocation: Invocation) -> int:
             write_corrected_preset(preset, checked[0].outcome.corrected, write, force=o.force, in_place=o.in_place)
     exit_code = max(c.outcome.exit_code for c in checked)
     if output_format is OutputFormat.json:
-        documents = [_launch_json(c, o.explain_memory) for c in checked]
+        documents = [_launch_json(c, o.explain_memory, o.show_suppressed) for c in checked]
         single = len(checked) == 1 and script is None
         document = documents[0] if single else {"schema_version": SCHEMA_VERSION, "ok": exit_code == 0, "exit_code": exit_code, "launches": documents}
         print(json_text(document))
@@ -267,6 +283,7 @@ def run(invocation: Invocation) -> int:
             for note in c.notes:
                 console.print(f"[yellow]note:[/yellow] {redact_text(note)}", highlight=False)
             print_human(c.outcome, c.ctx, console, verbose=o.verbose)
+            _print_suppressed(c.outcome, c.ctx, console, o.show_suppressed)
             if o.explain_memory:  # --explain-memory (specguard/memory/report.py)
                 from specguard.memory.report import print_memory
 
@@ -277,11 +294,26 @@ def run(invocation: Invocation) -> int:
     return exit_code
 
 
-def _launch_json(checked: CheckedLaunch, explain_memory: bool) -> dict:
+def _launch_json(checked: CheckedLaunch, explain_memory: bool, show_suppressed: bool) -> dict:
     document = outcome_json(checked.outcome, checked.ctx, extra=_memory_extra(checked.ctx, checked.outcome, explain_memory))
+    if show_suppressed:
+        secrets = launch_secrets(checked.outcome, checked.ctx)
+        document["suppressed"] = [finding_json(f, secrets) for f in checked.outcome.suppressed]
     found = checked.request.found
     if found is not None:
         document["location"] = {"file": found.source, "line": found.line, "image": found.image, "dialect": found.dialect.value}
     if checked.notes:
         document["notes"] = [redact_text(note) for note in checked.notes]
     return document
+
+
+def _print_suppressed(outcome: engine.Outcome, ctx: CheckContext, console: Any, show: bool) -> None:
+    if not outcome.suppressed:
+        return
+    if not show:
+        console.print(f"[dim]{len(outcome.suppressed)} finding(s) suppressed by # specguard: ignore (--show-suppressed lists them)[/dim]", highlight=False)
+        return
+    console.print("[bold]suppressed:[/bold]", highlight=False)
+    secrets = launch_secrets(outcome, ctx)
+    for f in outcome.suppressed:
+        console.print(f"  {f.code} {f.name} ({f.severity.value}): {mask_values(f.message, secrets)}", markup=False, highlight=False)

@@ -37,10 +37,13 @@ from specguard.cli.options import (
     DIALECT,
     DRAFT,
     ENV,
+    EXTEND_SELECT,
     GPU,
     GPU_COUNT,
+    IGNORE,
     OFFLINE,
     PRESET,
+    SELECT,
     SGLANG_VERSION,
     TARGET,
     UNSAFE_FIXES,
@@ -95,6 +98,7 @@ def add_arguments(parser: Parser, name: str) -> None:
     add_options(
         parser, PRESET, TARGET, DRAFT, DIALECT, SGLANG_VERSION, GPU, GPU_COUNT, ENV, OFFLINE, RUNTIME, DRY_RUN, NO_FIX,
         UNSAFE_FIXES, FORCE, HOST, PORT, READY_TIMEOUT, NO_SMOKE, LOG_FILE, RETRY_WITH_FIX, STOP_TIMEOUT, HEALTH_INTERVAL, FORMAT,
+        SELECT, EXTEND_SELECT, IGNORE,
     )
 
 
@@ -109,6 +113,8 @@ def run(invocation: Invocation) -> int:
 
         from specguard.launch.console import ResilientStream
         from specguard.launch.session import LaunchRequest, prepare
+        from specguard.project_config import selection_for_command
+        from specguard.suppressions import suppressions_for
 
         if o.log_file is not None:
             _refuse_unusable_log_file(o.log_file)
@@ -123,7 +129,9 @@ def run(invocation: Invocation) -> int:
             sglang_version=o.sglang_version, gpu=o.gpu, gpu_count=o.gpu_count, env=o.env, offline=o.offline, found=requests[0].found,
         )
         request = LaunchRequest(dry_run=o.dry_run, as_json=as_json, no_fix=o.no_fix, unsafe_fixes=o.unsafe_fixes, force=o.force,
-                                host=o.host, port=o.port, runtime=o.runtime.value, preset=o.preset)
+                                host=o.host, port=o.port, runtime=o.runtime.value, preset=o.preset,
+                                selection=selection_for_command(None, o.preset, o.select, o.ignore, o.extend_select),
+                                suppressed=suppressions_for(requests[0].found, o.preset))
         session = prepare(inputs, request, console, confirm=_confirm)
         if session.plan is not None and session.plan.startable:
             # A dry run too: it shows what would start here. (A command printed to run elsewhere

@@ -31,7 +31,11 @@ PRESET = Option("--preset", "A shipped preset name or a preset YAML file.", meta
 TARGET = Option("--target", "Target model: a directory or ORG/NAME[@REV]. Default: --model-path.", metavar="MODEL")
 DRAFT = Option("--draft", "Draft model: a directory or ORG/NAME[@REV]. Default: --speculative-draft-model-path.", metavar="MODEL")
 DIALECT = Option("--dialect", "Flag spelling; slime is detected from --sglang-* flags.", convert=choice(DialectChoice))
-SGLANG_VERSION = Option("--sglang-version", "SGLang version the rules speak of. Default: installed, else the newest known.", metavar="X.Y.Z")
+SGLANG_VERSION = Option(
+    "--sglang-version",
+    "SGLang version the rules speak of (~X.Y.Z: dated from a report, the build may be a later one). Default: installed, else the newest known.",
+    metavar="X.Y.Z",
+)
 SGL_JAX_VERSION = Option(
     "--sgl-jax-version", "sgl-jax launches: the build (its commit date YYYY-MM-DD, or a PyPI version, tag or commit specguard knows).",
     metavar="BUILD",
@@ -49,4 +53,18 @@ UNSAFE_FIXES = Option("--unsafe-fixes", "Apply every fix, unsafe ones included."
 OFFLINE = Option("--offline", "Never touch the network; the HF cache is still read.", switch=True)
 FORMAT = Option("--format", "Output format.", convert=choice(OutputFormat), default=OutputFormat.human)
 DATA_FORMAT = Option("--format", "Output format.", convert=choice(DataFormat), default=DataFormat.human)
+
+
+def _codes(text: str) -> list[str]:
+    """``MM003,FX08,perf``: the selectors one option gives (checked against the rules later, in
+    specguard/selection.py, so a typo is named with its did-you-mean)."""
+    return [code.strip() for code in text.split(",") if code.strip()]
+
+
+_SELECTOR = "CODE|PREFIX|CATEGORY[,...]"
+SELECT = Option("--select", "Run only these rules: codes (MM003), prefixes (MM, FX08), categories (perf, hygiene, start, ...) or ALL; a perf or hygiene rule selected so speaks at its own severity, not as info.", convert=_codes, repeat=True, metavar=_SELECTOR)
+EXTEND_SELECT = Option("--extend-select", "Add these rules to the set (e.g. perf: the performance findings as warnings).", convert=_codes, repeat=True, metavar=_SELECTOR)
+IGNORE = Option("--ignore", "Do not run these rules (the more specific of --select and --ignore wins, as in ruff).", convert=_codes, repeat=True, metavar=_SELECTOR)
+SHOW_SUPPRESSED = Option("--show-suppressed", "List the findings a `# specguard: ignore[CODE]` comment suppressed.", switch=True)
+
 VERBOSE = Option("--verbose", "Show where each catalog fact was copied from, and why the catalog was used.", switch=True, short="-v")

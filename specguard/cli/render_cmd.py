@@ -18,7 +18,10 @@ from specguard.cli.errors import clean_errors
 from specguard.cli.options import (
     DRAFT,
     ENV,
+    EXTEND_SELECT,
     GPU,
+    IGNORE,
+    SELECT,
     SGLANG_VERSION,
     TARGET,
     UNSAFE_FIXES,
@@ -56,7 +59,7 @@ NO_OFFLINE = Option("--offline", "Refused: render never goes online.", switch=Tr
 
 def add_arguments(parser: Parser, name: str) -> None:
     parser.usage = "specguard render --preset NAME --to TARGET [OPTIONS] [-- SERVER_ARGS...]"
-    add_options(parser, PRESET, TO, TARGET, DRAFT, SGLANG_VERSION, GPU, ENV, UNSAFE_FIXES, NO_FIX, NO_OFFLINE)
+    add_options(parser, PRESET, TO, TARGET, DRAFT, SGLANG_VERSION, GPU, ENV, UNSAFE_FIXES, NO_FIX, NO_OFFLINE, SELECT, EXTEND_SELECT, IGNORE)
 
 
 def run(invocation: Invocation) -> int:
@@ -72,6 +75,7 @@ def run(invocation: Invocation) -> int:
         from specguard.dialects import render_command as command_line
         from specguard.presets import load
         from specguard.presets.commands import dump_yaml, preset_document
+        from specguard.project_config import selection_for_command
         from specguard.redact import (
             redact_env,
             redact_flag_mapping,
@@ -80,13 +84,16 @@ def run(invocation: Invocation) -> int:
             redact_value,
         )
         from specguard.rules import ALL_RULES
+        from specguard.suppressions import suppressions_for
 
         loaded = load(preset)
         inputs = build_inputs(
             list(invocation.server_args), preset=preset, target=o.target, draft=o.draft, dialect=None, sglang_version=o.sglang_version,
             gpu=o.gpu, gpu_count=None, env=o.env, offline=True,  # render never goes online: --offline is its only mode
         )
-        ctx, outcome = run_check(inputs, None if o.no_fix else fix_level(True, o.unsafe_fixes))
+        selection = selection_for_command(None, preset, o.select, o.ignore, o.extend_select)
+        suppressed = suppressions_for(None, preset)
+        ctx, outcome = run_check(inputs, None if o.no_fix else fix_level(True, o.unsafe_fixes), selection=selection, suppressed=suppressed)
         corrected = outcome.corrected
         dropped: list[str] = []
         destination_errors: tuple[Finding, ...] = ()
@@ -123,7 +130,8 @@ def run(invocation: Invocation) -> int:
             if destination is not loaded.preset.flag_dialect:
                 # The check above judged the preset in its own dialect; what is printed runs on
                 # the destination's runtime, so it is judged there too.
-                destination_errors = engine.check(ALL_RULES, ctx.with_spec(corrected)).errors
+                rules = [rule for rule in ALL_RULES if selection is None or selection.includes(rule)]
+                destination_errors = engine.check(rules, ctx.with_spec(corrected), suppressed=suppressed).errors
     print(text)
     for flag in dropped:
         print(f"specguard: {flag} left out: sgl-jax has no such flag (sgl_jax/srt/server_args.py)", file=sys.stderr)

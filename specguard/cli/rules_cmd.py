@@ -13,6 +13,7 @@ from specguard.models import Severity
 from specguard.rules import ALL_RULES, RULES_BY_CODE
 from specguard.rules.base import Rule
 from specguard.rules.docs import rule_markdown
+from specguard.severity import default_severity, in_default_set
 
 
 def add_arguments(parser: Parser, name: str) -> None:
@@ -32,7 +33,9 @@ def rules_command(output_format: DataFormat) -> int:
     """List every rule."""
     if output_format is not DataFormat.human:
         rows = [
-            {"code": r.code, "name": r.name, "severity": r.severity.value, "summary": r.summary, "fix_availability": r.fix_availability.value,
+            {"code": r.code, "name": r.name, "severity": r.severity.value, "category": r.category.value,
+             "default_severity": default_severity(r).value, "default_set": in_default_set(r), "needs": r.needs.value if r.needs else None,
+             "summary": r.summary, "fix_availability": r.fix_availability.value,
              "sglang_versions": r.sglang_versions, "dialects": [d.value for d in r.dialects] if r.dialects else None,
              "severities": [s.value for s in finding_severities(r)], "sources": list(r.sources)}
             for r in ALL_RULES
@@ -43,13 +46,15 @@ def rules_command(output_format: DataFormat) -> int:
     from rich.table import Table
 
     table = Table(title=f"{len(ALL_RULES)} rules")
-    for column in ("code", "name", "severity", "applies to", "summary"):
+    for column in ("code", "name", "category", "default", "severity", "applies to", "summary"):
         table.add_column(column, overflow="fold")
     for r in ALL_RULES:
         versions = f"SGLang {r.sglang_versions}" if r.sglang_versions else ""
         dialects = "/".join(d.value for d in r.dialects) if r.dialects else ""
         scope = " ".join(part for part in (versions, dialects) if part)
-        table.add_row(r.code, r.name, "/".join(s.value for s in finding_severities(r)), scope or "all", r.summary)
+        # default: whether the default set holds it, and the severity it speaks at unselected.
+        default = f"{'yes' if in_default_set(r) else 'no'}, {default_severity(r).value}"
+        table.add_row(r.code, r.name, r.category.value, default, "/".join(s.value for s in finding_severities(r)), scope or "all", r.summary)
     Console(file=sys.stdout).print(table)
     return 0
 

@@ -7,16 +7,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specguard.checking import run_check
 from specguard.engine import Outcome
 from specguard.errors import InputError
 from specguard.inputs import CheckInputs
 from specguard.launch.runtimes import LaunchPlan
-from specguard.models import Applicability
+from specguard.models import Applicability, Finding
 from specguard.rules.base import CheckContext
 from specguard.spec import LaunchSpec
+
+if TYPE_CHECKING:
+    from specguard.selection import Selection
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class LaunchRequest:
     port: int | None
     runtime: str  # auto | sglang | reference
     preset: str | None
+    selection: Selection | None = None  # --select/--ignore/--extend-select and the settings file
+    suppressed: Callable[[Finding], bool] | None = None  # a preset's `# specguard: ignore` comments
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,7 @@ def prepare(inputs: CheckInputs, request: LaunchRequest, console: Any, confirm: 
     level = None if request.no_fix else (Applicability.UNSAFE if request.unsafe_fixes else Applicability.SAFE)
     notes: list[str] = []  # facts left unknown (a dry run's tiny models not built yet)
     endpoint = endpoint_edits(request.host, request.port)
-    check_ctx, outcome = run_check(inputs, level, notes, endpoint)
+    check_ctx, outcome = run_check(inputs, level, notes, endpoint, selection=request.selection, suppressed=request.suppressed)
     for note in dict.fromkeys(notes):
         console.print(f"note: {note}", markup=False, highlight=False)
     pending_unsafe = [f for f in outcome.findings if f.fix and not f.resolved and f.fix.applicability is Applicability.UNSAFE]
@@ -84,7 +89,7 @@ def prepare(inputs: CheckInputs, request: LaunchRequest, console: Any, confirm: 
             assert finding.fix is not None  # selected above
             console.print(f"  {finding.code} {finding.fix.title}: {finding.message}", markup=False)
         if confirm("Apply them before starting?"):
-            check_ctx, outcome = run_check(inputs, Applicability.UNSAFE, [], endpoint)
+            check_ctx, outcome = run_check(inputs, Applicability.UNSAFE, [], endpoint, selection=request.selection, suppressed=request.suppressed)
     if not request.as_json:
         print_human(outcome, check_ctx, console, fix_hint="launch applies the safe ones; add --unsafe-fixes for the rest")
         if pending_unsafe and level is Applicability.SAFE:

@@ -17,6 +17,7 @@ from packaging.version import Version
 
 from specguard.models import (
     Applicability,
+    Category,
     Dialect,
     Edit,
     Environment,
@@ -26,6 +27,7 @@ from specguard.models import (
     FlagValue,
     Frozen,
     ModelFacts,
+    RequestFeature,
     Severity,
 )
 from specguard.resolution import Resolution, canonical_algorithm, predict
@@ -112,6 +114,8 @@ class Example(Frozen):
     env: dict[str, str] = Field(default_factory=dict)
     gpu: str | None = None
     sglang_version: str | None = None
+    # How the release was named, when not given: "inferred from flags", "dated from a report".
+    sglang_version_origin: str | None = None
     sgl_jax_version: str | None = None  # an sgl-jax build, as --sgl-jax-version takes it
     slime_version: str | None = None  # a slime release or commit, as --slime-version takes it
     dialect: Dialect = Dialect.SGLANG
@@ -124,7 +128,7 @@ class Example(Frozen):
         spec = parse(self.argv, self.dialect, env=tuple(self.env.items()))
         env = Environment(
             sglang_version=self.sglang_version or NEWEST_KNOWN_SGLANG,
-            sglang_version_origin="given" if self.sglang_version else "default",
+            sglang_version_origin=self.sglang_version_origin or ("given" if self.sglang_version else "default"),
             gpu=gpu_by_name(self.gpu) if self.gpu else None,
             gpu_origin="given" if self.gpu else "unknown",
             slime_version=self.slime_version,
@@ -174,9 +178,15 @@ class Rule(Frozen, kw_only=False):
     good: Example
     sources: tuple[str, ...]
     check: Callable[[CheckContext], Iterable[Finding]]
+    category: Category  # what its findings mean for the launch; with the severity it sets how loud (severity.py)
     sglang_versions: str | None = None
     dialects: tuple[Dialect, ...] | None = None
     fix_availability: FixAvailability = FixAvailability.SOMETIMES
+    # The kind of request the rule's bug needs, when only some requests hit it (severity.py).
+    needs: RequestFeature | None = None
+    # The rules whose finding this rule's finding makes redundant (the same cause, told more
+    # specifically): the engine drops theirs when this rule's finding names all of their flags.
+    supersedes: tuple[str, ...] = ()
 
     def applies_to(self, ctx: CheckContext) -> bool:
         if self.dialects is not None and ctx.spec.dialect not in self.dialects:

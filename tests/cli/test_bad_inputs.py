@@ -37,8 +37,9 @@ def config(id: str, culprit: str, replacement: dict | str) -> Case:
     return Case(id=id, args=(), culprit=culprit, config=replacement)
 
 
-CASES = [
-    # --- flag values SGLang's parser rejects, or that fail once the server starts
+# Values SGLang's parser refuses, or that fail once the server starts: each is a VB013 error
+# finding (exit 1) beside whatever else the launch holds, not an input error.
+REFUSED = [
     flag("dtype-choice", "--dtype", "banana"),
     flag("dtype-case", "--dtype", "BF16"),
     flag("kv-cache-dtype-choice", "--kv-cache-dtype", "fp9"),
@@ -75,16 +76,19 @@ CASES = [
     flag("switch-given-true", "--disable-cuda-graph", "true"),
     flag("switch-given-1", "--trust-remote-code", "1"),
     flag("switch-inline-value", "--enable-dp-attention=yes", culprit="--enable-dp-attention"),
+    flag("json-flag-invalid", "--preferred-sampling-params", "{temperature:", culprit="--preferred-sampling-params"),
+    flag("json-flag-nan", "--preferred-sampling-params", "NaN", culprit="--preferred-sampling-params"),
+    Case("slime-dtype-choice", ("--dialect", "slime"), "--sglang-dtype", server_args=("--sglang-dtype", "banana")),
+    Case("slime-port", ("--dialect", "slime"), "--sglang-port", server_args=("--sglang-port", "99999")),
+    Case("slime-switch-value", ("--dialect", "slime"), "--sglang-disable-cuda-graph", server_args=("--sglang-disable-cuda-graph", "true")),
+]
+
+CASES = [
+    # --- launches specguard cannot read: an argument no flag owns, a value missing
     flag("stray-positional", "extra", culprit="'extra'"),
     flag("stray-positional-after-value", "--port", "30000", "30001", culprit="'30001'"),
     flag("value-missing", "--speculative-num-steps", culprit="--speculative-num-steps"),
     flag("value-missing-before-flag", "--dtype", "--port", "30000", culprit="--dtype"),
-    flag("json-flag-invalid", "--preferred-sampling-params", "{temperature:", culprit="--preferred-sampling-params"),
-    flag("json-flag-nan", "--preferred-sampling-params", "NaN", culprit="--preferred-sampling-params"),
-    # --- slime's spelling of the same mistakes
-    Case("slime-dtype-choice", ("--dialect", "slime"), "--sglang-dtype", server_args=("--sglang-dtype", "banana")),
-    Case("slime-port", ("--dialect", "slime"), "--sglang-port", server_args=("--sglang-port", "99999")),
-    Case("slime-switch-value", ("--dialect", "slime"), "--sglang-disable-cuda-graph", server_args=("--sglang-disable-cuda-graph", "true")),
     # --- specguard's own options: typos, bad values (click's usage errors are one line too)
     Case("typo-unsafe-fix", ("--unsafe-fix",), "--unsafe-fixes"),
     Case("typo-offline", ("--offlne",), "--offline"),
@@ -131,8 +135,8 @@ CASES = [
 
 
 def test_the_table_is_large_enough() -> None:
-    assert len(CASES) >= 60
-    assert len({case.id for case in CASES}) == len(CASES)
+    assert len(CASES) + len(REFUSED) >= 60
+    assert len({case.id for case in (*CASES, *REFUSED)}) == len(CASES) + len(REFUSED)
 
 
 def test_choice_cases_use_flags_that_have_choices() -> None:
@@ -175,7 +179,19 @@ def test_bad_input(case: Case, tmp_path: Path) -> None:
     assert _snapshot(tmp_path, REPO / "presets") == before
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.id in ("dtype-choice", "max-position-string", "typo-offline", "gpu-unknown")], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", REFUSED, ids=[case.id for case in REFUSED])
+def test_refused_value_is_an_error_finding(case: Case) -> None:
+    model = "--model-path" if "slime" not in case.id else "--hf-checkpoint"
+    args = [*case.args, "--format", "json", "--", model, str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct"), *case.server_args]
+    result = run_cli("check", "--gpu", "H100", *args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    refused = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "VB013"]
+    assert [f["severity"] for f in refused] == ["error"], refused
+    assert case.culprit in refused[0]["message"], refused[0]["message"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in ("value-missing", "max-position-string", "typo-offline", "gpu-unknown")], ids=lambda c: c.id)
 def test_bad_input_in_json_mode_is_a_json_document(case: Case, tmp_path: Path) -> None:
     target = tmp_path / "model"
     target.mkdir()

@@ -110,6 +110,16 @@ def test_rules_and_rule_commands() -> None:
     assert run_cli("rule", "draft-dtype-differs-from-target").returncode == 0
 
 
+def test_rules_show_category_default_severity_and_default_set() -> None:
+    rows = {r["code"]: r for r in json.loads(run_cli("rules", "--format", "json").stdout)}
+    assert all(r["category"] and r["default_severity"] and isinstance(r["default_set"], bool) for r in rows.values())
+    assert (rows["MM003"]["category"], rows["MM003"]["default_severity"], rows["MM003"]["default_set"]) == ("perf", "info", False)
+    assert rows["FX086"]["needs"].startswith("structured output") and rows["DM002"]["default_set"] is True
+    listing = run_cli("rules").stdout
+    assert "category" in listing and "perf" in listing
+    assert "Category: perf" in run_cli("rule", "MM003").stdout
+
+
 # ------------------------------------------------------------------------------------ bad input
 
 
@@ -154,12 +164,17 @@ def test_file_that_is_not_text(tmp_path: Path) -> None:
     _one_line_error(run_cli("check", "--", "--model-path", str(directory)), "cannot read", "encoding")
 
 
-def test_non_integer_flag() -> None:
-    _one_line_error(run_cli("check", "--", "--model-path", LLAMA, "--speculative-num-steps", "three"), "--speculative-num-steps expects an integer")
-
-
-def test_unknown_algorithm() -> None:
-    _one_line_error(run_cli("check", "--", "--model-path", LLAMA, "--speculative-algorithm", "MTP"), "--speculative-algorithm", "NEXTN")
+@pytest.mark.parametrize(
+    ("launch", "says"),
+    [
+        (("--speculative-num-steps", "three"), "--speculative-num-steps expects an integer"),
+        (("--speculative-algorithm", "MTP"), "use NEXTN"),
+    ],
+)
+def test_refused_flag_value_is_a_finding_not_an_input_error(launch: tuple[str, ...], says: str) -> None:
+    code, doc = run_cli_json("check", "--offline", "--", "--model-path", LLAMA, *launch)
+    assert code == 1
+    assert [f["severity"] for f in doc["findings"] if f["code"] == "VB013" and says in f["message"]] == ["error"]
 
 
 def test_unknown_gpu() -> None:

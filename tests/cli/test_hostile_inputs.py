@@ -1,6 +1,7 @@
 """Hostile input, table-driven: each row builds its input in tmp_path, runs the real CLI in a
 subprocess, and must get exit code 2 and one line on stderr that names the file (and key) or the
-flag, never a traceback or "internal error". The inputs: numbers too long for Python's int
+option, never a traceback or "internal error"; a flag value SGLang refuses (a 5000-digit --tp-size
+too) is instead one VB013 error finding that names the flag, exit 1, beside every other finding. The inputs: numbers too long for Python's int
 parser, nesting too deep for its json module, NaN and 1e999, shapes that are no shapes, names that
 lead out of a model folder, non-regular files, binary text, a full cache disk, and values of the
 right type that specguard cannot interpret (``torch_dtype: banana16``)."""
@@ -38,6 +39,9 @@ class Row:
     # the one error line must hold (the file and key, or the flag).
     build: Callable[[Path], tuple[list[str], list[str]]]
     env: dict[str, str] = field(default_factory=dict)
+    # A flag value SGLang refuses is a VB013 error finding (exit 1), not unreadable input: the
+    # row then holds the finding to the same standard (no traceback, the value not echoed whole).
+    refused: bool = False
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,9 +178,9 @@ def tokenizer(id: str, text: str, *culprits: str) -> Row:
 
 def flag(id: str, *server_args: str) -> Row:
     def build(tmp: Path) -> tuple[list[str], list[str]]:
-        return ["check", "--offline", "--gpu", "H100", "--", "--model-path", str(LLAMA), *server_args], [server_args[0]]
+        return ["check", "--offline", "--gpu", "H100", "--format", "json", "--", "--model-path", str(LLAMA), *server_args], [server_args[0]]
 
-    return Row(id, build)
+    return Row(id, build, refused=True)
 
 
 def option(id: str, *args: str, culprit: str) -> Row:
@@ -338,7 +342,20 @@ def test_the_table_is_large_enough() -> None:
 def test_hostile_input(row: Row, tmp_path: Path) -> None:
     args, culprits = row.build(tmp_path)
     result = run_cli(*args, env=row.env, timeout=TIMEOUT)
-    _assert_one_clean_line(result, culprits)
+    if row.refused:
+        _assert_one_clean_finding(result, culprits)
+    else:
+        _assert_one_clean_line(result, culprits)
+
+
+def _assert_one_clean_finding(result: subprocess.CompletedProcess, culprits: list[str]) -> None:
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output[-2000:]
+    assert "Traceback" not in output and "internal error" not in output, output[-2000:]
+    [refused] = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "VB013"]
+    assert refused["severity"] == "error" and len(refused["message"]) < 1000, "a pasted value is echoed whole"
+    for culprit in culprits:
+        assert culprit in refused["message"], refused["message"]
 
 
 # --------------------------------------------------------------------------------------------

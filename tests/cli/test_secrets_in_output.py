@@ -110,3 +110,11 @@ def test_presets_show_masks_a_key_written_in_flow_style(tmp_path: Path) -> None:
     assert result.returncode in (0, 1), result.stderr
     assert SECRET not in result.stdout + result.stderr
     assert 'env: {SGLANG_ENABLE_SPEC_V2: "True", HF_TOKEN: ***}' in result.stdout
+
+
+def test_a_message_about_a_secret_flag_reads_as_written() -> None:
+    """Messages are masked by the launch's secret values, not by pattern: "no --api-key is set"
+    names the flag, and read as a flag and its value it became "no --api-key *** set"."""
+    result = run_cli("check", "--offline", "--select", "SV001", "--format", "json", "--", "--model-path", LLAMA, "--host", "0.0.0.0")
+    messages = [f["message"] for f in json.loads(result.stdout)["findings"] if f["code"] == "SV001"]
+    assert messages and "no --api-key is set" in messages[0], messages

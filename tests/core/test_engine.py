@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard import engine
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -35,6 +35,7 @@ def _rule(code: str, check, severity: Severity = Severity.ERROR) -> Rule:
         good=Example(argv=MODEL),
         sources=("tests/core/test_engine.py",),
         check=check,
+        category=Category.START,
         fix_availability=FixAvailability.SOMETIMES,
     )
 

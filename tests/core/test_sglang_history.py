@@ -86,6 +86,15 @@ def test_inference_picks_the_newest_release_accepting_every_flag():
     assert mixed.candidates == () and "--cuda-graph-max-bs (up to 0.5.19)" in mixed.note and "--attn-dp-size (from 0.5.22)" in mixed.note
 
 
+def test_a_choice_only_older_releases_list_narrows_like_a_flag():
+    flags = ["--model-path", "--attention-backend"]
+    dated = infer_version(flags, [], [("--attention-backend", "dual_chunk_flash_attn")])
+    assert (dated.version, dated.source) == ("0.5.19", "inferred from flags")
+    assert infer_version(flags, [], [("--attention-backend", "fa4")]).version == NEWEST_KNOWN_SGLANG
+    # A value no release lists is a typo (VB013's), not evidence of an era.
+    assert infer_version(flags, [], [("--attention-backend", "flashattn9")]).version == NEWEST_KNOWN_SGLANG
+
+
 @pytest.mark.parametrize(
     ("image", "version"),
     [("lmsysorg/sglang:v0.5.19", "0.5.19"), ("lmsysorg/sglang:v0.4.6.post1-cu124", "0.4.6.post1"),

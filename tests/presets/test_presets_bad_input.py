@@ -1,6 +1,9 @@
-"""A preset is untrusted input: every bad one is one line on stderr, exit 2, no traceback."""
+"""A preset is untrusted input: every bad one is one line on stderr, exit 2, no traceback (a flag
+value SGLang refuses is a finding, like any launch's)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -73,9 +76,13 @@ def test_wrong_type(tmp_path):
     _fails_cleanly(run_cli("check", "--preset", _write(tmp_path, text), "--offline"), "sources")
 
 
-def test_flags_that_do_not_parse(tmp_path):
+def test_flag_values_sglang_refuses_are_findings(tmp_path):
+    # The preset file reads; its launch holds a value SGLang refuses: a finding like any launch's.
     text = GOOD.replace("speculative-num-steps: 3", "speculative-num-steps: three")
-    _fails_cleanly(run_cli("check", "--preset", _write(tmp_path, text), "--offline"), "flags:", "--speculative-num-steps")
+    result = run_cli("check", "--preset", _write(tmp_path, text), "--offline", "--format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    [refused] = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "VB013"]
+    assert refused["severity"] == "error" and "--speculative-num-steps expects an integer" in refused["message"]
 
 
 def test_unknown_algorithm_value(tmp_path):

@@ -22,6 +22,7 @@ RUNTIME_AGNOSTIC = {
     "SP003", "SP005", "SP006",
     "SV001", "SV002",
     "RS001",  # speaks of sgl-jax's own defaults on sgl-jax launches (resolution.resolve_sgl_jax)
+    "VB013",  # types and switches are argparse's on both; release choices only on SGLang's launches
 }
 
 JAX_LAUNCH = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d")

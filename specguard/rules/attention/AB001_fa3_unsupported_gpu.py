@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     is_mla_target,
@@ -58,6 +58,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB001",
+    category=Category.START,
     name="fa3-unsupported-gpu",
     summary="fa3 is requested on a GPU that FlashAttention v3 does not run on",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     attention_backend,
@@ -60,6 +60,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB002",
+    category=Category.START,
     name="tree-paged-backend-unsupported",
     summary="topk > 1 with page size > 1 on an attention backend SGLang rejects for it",
     severity=Severity.ERROR,

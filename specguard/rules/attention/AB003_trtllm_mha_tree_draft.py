@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     effective_topk,
@@ -48,6 +48,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB003",
+    category=Category.START,
     name="trtllm-mha-tree-draft",
     summary="trtllm_mha is used with a tree draft (topk > 1)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
@@ -42,6 +42,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB004",
+    category=Category.START,
     name="trtllm-mha-unsupported-gpu",
     summary="trtllm_mha is requested on a GPU other than SM90, SM100 or SM120",
     severity=Severity.ERROR,

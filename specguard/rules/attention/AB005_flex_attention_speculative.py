@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import (
     CheckContext,
@@ -32,6 +32,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB005",
+    category=Category.START,
     name="flex-attention-speculative",
     summary="flex_attention is combined with speculative decoding",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
@@ -42,6 +42,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB006",
+    category=Category.PERF,
     name="draft-backend-not-a-choice",
     summary="--speculative-draft-attention-backend names a backend the draft worker does not know",
     severity=Severity.WARNING,

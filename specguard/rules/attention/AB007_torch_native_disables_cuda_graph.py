@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.sglang_facts.changes import NGRAM_TORCH_NATIVE_WARMUP_CRASH
@@ -38,6 +38,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB007",
+    category=Category.PERF,
     name="torch-native-disables-cuda-graph",
     summary="torch_native attention turns CUDA graphs off under speculative decoding",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     effective_topk,
@@ -50,6 +50,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB008",
+    category=Category.START,
     name="fa4-page-forced-under-tree-draft",
     summary="fa4 on SM100 forces page size 128 before SGLang picks a topk above 1",
     severity=Severity.ERROR,

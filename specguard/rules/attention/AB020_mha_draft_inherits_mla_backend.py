@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     attention_backend,
@@ -61,6 +61,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB020",
+    category=Category.START,
     name="mha-draft-inherits-mla-backend",
     summary="An MHA EAGLE draft inherits an MLA-only attention backend from an MLA target",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, is_mla_target
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.sglang_facts.changes import FORCED_MULTI_LAYER_EAGLE
@@ -59,6 +59,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB021",
+    category=Category.START,
     name="multi-layer-eagle-v2-forces-fa3",
     summary="Multi-layer EAGLE on the SpecV2 worker builds its draft extend on fa3 (0.5.7-0.5.10) off Hopper",
     severity=Severity.ERROR,

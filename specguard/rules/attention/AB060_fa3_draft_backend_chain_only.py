@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     effective_topk,
@@ -48,6 +48,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB060",
+    category=Category.START,
     name="fa3-draft-backend-chain-only",
     summary="fa3 with a tree draft (topk > 1) in SGLang 0.4.5.post1-0.4.5.post2, whose fa3 draft backend only ran topk 1",
     severity=Severity.ERROR,

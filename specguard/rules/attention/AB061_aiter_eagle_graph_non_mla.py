@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     attention_backend,
@@ -60,6 +60,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB061",
+    category=Category.CRASH,
     name="aiter-eagle-graph-non-mla",
     summary="aiter attention with EAGLE-family speculative decoding on a non-MLA target (0.5.6.post2-0.5.9)",
     severity=Severity.ERROR,

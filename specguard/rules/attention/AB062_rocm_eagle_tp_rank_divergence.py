@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import attn_dp_size
@@ -42,6 +42,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB062",
+    category=Category.CRASH,
     name="rocm-eagle-tp-rank-divergence",
     summary="EAGLE-family speculation on ROCm with attention TP > 1, where TP ranks can diverge and deadlock",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
@@ -59,6 +59,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB063",
+    category=Category.CRASH,
     name="fp4-nextn-draft-moe-on-trtllm-blackwell",
     summary="DeepSeek-family FP4 target with EAGLE/MTP on CUDA: the BF16 NextN draft MoE inherits flashinfer_trtllm and crashes on Blackwell",
     severity=Severity.WARNING,

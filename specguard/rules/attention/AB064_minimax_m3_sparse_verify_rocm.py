@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
@@ -33,6 +33,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB064",
+    category=Category.CRASH,
     name="minimax-m3-sparse-verify-rocm",
     summary="MiniMax-M3 (sparse attention) with EAGLE-family speculation on ROCm before 0.5.22: target verify crashes",
     severity=Severity.ERROR,

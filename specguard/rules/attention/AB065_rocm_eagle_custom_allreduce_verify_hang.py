@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.AB064_minimax_m3_sparse_verify_rocm import (
     MINIMAX_M3_SPARSE_ARCHS,
 )
@@ -35,6 +35,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB065",
+    category=Category.CRASH,
     name="rocm-eagle-custom-allreduce-verify-hang",
     summary="EAGLE-family speculation on ROCm with TP > 1 and aiter's custom all-reduce: the verify step can hang at high concurrency",
     severity=Severity.WARNING,

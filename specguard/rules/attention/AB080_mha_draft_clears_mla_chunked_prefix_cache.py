@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.attention.backends import attention_backend, is_mla_target
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
@@ -63,6 +70,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="AB080",
+    category=Category.CRASH,
+    needs=RequestFeature.LONG_PROMPTS,
     name="mha-draft-clears-mla-chunked-prefix-cache",
     summary="An MHA EAGLE head on an MLA target turns chunked prefix caching off mid-setup; fa3 prefill asserts (0.5.5-0.5.15)",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -36,6 +36,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM001",
+    category=Category.START,
     name="draft-dtype-differs-from-target",
     summary="The draft's dtype differs from the target's while --dtype is auto",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -77,6 +77,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM002",
+    category=Category.START,
     name="draft-context-shorter-than-target",
     summary="The draft's max_position_embeddings is below the context the target serves",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
@@ -43,6 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM004",
+    category=Category.START,
     name="draft-hidden-size-differs-from-target",
     summary="An EAGLE/EAGLE3 head's hidden_size differs from the target's",
     severity=Severity.ERROR,

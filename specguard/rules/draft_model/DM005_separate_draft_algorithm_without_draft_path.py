@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.rules.draft_model._common import (
     MTP_AUTOFILL_ARCHITECTURES,
@@ -53,7 +53,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 RULE = Rule(
     check=check,
+    # DFLASH with no draft is one cause: this rule says why and what to add; PL003 says it shorter.
+    supersedes=("PL003",),
     code="DM005",
+    category=Category.START,
     name="separate-draft-algorithm-without-draft-path",
     summary="EAGLE3, STANDALONE or DFLASH without --speculative-draft-model-path",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import (
     MTP_AUTOFILL_ARCHITECTURES,
@@ -49,6 +49,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM006",
+    category=Category.START,
     name="mtp-without-mtp-layers",
     summary="EAGLE/NEXTN without a draft path on a target that has no MTP layers",
     severity=Severity.ERROR,

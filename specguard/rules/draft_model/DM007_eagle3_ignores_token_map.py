@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -35,6 +35,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="DM007",
+    category=Category.HYGIENE,
     name="eagle3-ignores-token-map",
     summary="--speculative-token-map is ignored with EAGLE3",
     severity=Severity.WARNING,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from enum import Enum
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -219,6 +219,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM008",
+    category=Category.START,
     name="draft-architecture-does-not-match-algorithm",
     summary="The draft's architecture is not the kind of draft the algorithm runs",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Dialect, Finding, ModelFacts, Severity
+from specguard.models import Category, Dialect, Finding, ModelFacts, Severity
 from specguard.refs import is_full_commit
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import is_hub_reference
@@ -48,6 +48,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM009",
+    category=Category.EXPOSED,
     name="remote-code-revision-not-pinned",
     summary="--trust-remote-code with a hub model whose revision is not a commit",
     severity=Severity.WARNING,

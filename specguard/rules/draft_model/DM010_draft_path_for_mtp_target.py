@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -52,6 +52,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="DM010",
+    category=Category.HYGIENE,
     name="draft-path-for-mtp-target",
     summary="A draft path given for a target whose MTP layers SGLang uses by itself",
     severity=Severity.INFO,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -37,6 +37,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="DM011",
+    category=Category.START,
     name="eagle3-with-gemma4-assistant",
     summary="EAGLE3 with a Gemma4 assistant draft, which SGLang rejects",
     severity=Severity.ERROR,

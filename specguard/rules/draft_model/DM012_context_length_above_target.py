@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -48,6 +48,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM012",
+    category=Category.START,
     name="context-length-above-target",
     summary="--context-length is above the target's own derived context length",
     severity=Severity.ERROR,

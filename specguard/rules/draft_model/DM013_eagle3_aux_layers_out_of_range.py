@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
@@ -31,6 +31,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM013",
+    category=Category.START,
     name="eagle3-aux-layers-out-of-range",
     summary="An EAGLE3 head captures target layers the target does not have",
     severity=Severity.ERROR,

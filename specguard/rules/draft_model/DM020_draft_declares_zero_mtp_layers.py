@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
@@ -27,6 +27,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM020",
+    category=Category.CRASH,
     name="draft-declares-zero-mtp-layers",
     summary="A separate draft whose config.json says num_nextn_predict_layers: 0 gets a zero-layer KV pool (before 0.5.13)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -66,6 +66,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="DM040",
+    category=Category.START,
     name="target-lacks-eagle-hooks",
     summary="The target's model class in this release cannot drive an EAGLE or EAGLE3 draft",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # The EAGLE3 head class that carries the one-layer check (``models/llama_eagle3.py``).
@@ -31,6 +31,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM041",
+    category=Category.START,
     name="eagle3-multi-layer-draft-unsupported",
     summary="An EAGLE3 head with more than one decoder layer, on a release that builds only one",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
@@ -29,6 +29,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM043",
+    category=Category.CRASH,
     name="standalone-hidden-size-mismatch",
     summary="STANDALONE with a draft narrower or wider than the target crashes when batches merge (before 0.5.12)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -44,6 +44,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="DM044",
+    category=Category.CRASH,
     name="token-map-with-vocab-sharded-head",
     summary="--speculative-token-map with EAGLE/NEXTN and tensor parallelism indexes past the lm_head shard",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # SGLang 0.5.2's ``Qwen2ForCausalLM.forward`` carries the EAGLE3 unpacking block twice
@@ -32,6 +32,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM080",
+    category=Category.START,
     name="qwen2-eagle3-aux-unpacked-twice",
     summary="EAGLE3 on a Qwen2ForCausalLM target in SGLang 0.5.2: the target's forward unpacks the aux states twice",
     severity=Severity.ERROR,

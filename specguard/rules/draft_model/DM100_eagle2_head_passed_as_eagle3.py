@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import EAGLE2_FC_FACTOR, eagle3_fc_layout
 
@@ -33,6 +33,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM100",
+    category=Category.START,
     name="eagle2-head-passed-as-eagle3",
     summary="An EAGLE-1/EAGLE-2 head (fc width 2 x hidden) is launched as EAGLE3",
     severity=Severity.ERROR,

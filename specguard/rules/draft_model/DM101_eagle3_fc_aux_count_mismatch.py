@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import EAGLE2_FC_FACTOR, eagle3_fc_layout
 from specguard.sglang_facts.changes import EAGLE3_AUX_COUNT_FROM_CONFIG
@@ -51,6 +51,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM101",
+    category=Category.START,
     name="eagle3-fc-aux-count-mismatch",
     summary="An EAGLE3 head's fc width disagrees with the aux layers its config names",
     severity=Severity.ERROR,

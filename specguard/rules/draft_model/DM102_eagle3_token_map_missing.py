@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
@@ -37,6 +37,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM102",
+    category=Category.START,
     name="eagle3-token-map-missing",
     summary="An EAGLE3 head with a reduced draft vocabulary has no d2t table (or one of the wrong size)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
@@ -35,6 +35,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM103",
+    category=Category.START,
     name="eagle3-lm-head-missing",
     summary="An EAGLE3 head with its own draft vocabulary lacks lm_head.weight (or it has the wrong rows)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # Targets whose config's num_nextn_predict_layers names MTP weights SGLang loads from the target
@@ -38,6 +38,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM104",
+    category=Category.START,
     name="mtp-weights-missing",
     summary="MTP speculation on a target checkpoint that lacks the MTP layer's weights",
     severity=Severity.ERROR,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
@@ -61,6 +61,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM130",
+    category=Category.PERF,
     name="draft-vocab-same-size-other-family",
     summary="A STANDALONE draft of another model family has a vocabulary of the same size",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -43,6 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX080",
+    category=Category.START,
     name="expert-distribution-metrics-draft-capture",
     summary="--enable-expert-distribution-metrics with a multi-step EAGLE draft crashes draft CUDA-graph capture",
     severity=Severity.ERROR,

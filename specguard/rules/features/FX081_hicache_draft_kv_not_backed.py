@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
@@ -25,6 +25,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX081",
+    category=Category.PERF,
     name="hicache-draft-kv-not-backed",
     summary="HiCache with a draft that keeps its own KV cache, in a release that does not back that cache up",
     severity=Severity.WARNING,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -35,6 +42,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX082",
+    category=Category.CRASH,
+    needs=RequestFeature.STRUCTURED_OUTPUT,
     name="ngram-grammar-without-vocab-mask",
     summary="NGRAM before 0.5.9 crashes on the first structured-output request",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
 HICACHE = "--enable-hierarchical-cache"
@@ -37,6 +37,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX083",
+    category=Category.PERF,
     name="hicache-dsa-draft-state-not-backed",
     summary="HiCache with the built-in MTP draft of a DSA model (DeepSeek-V3.2, GLM-5.x) before 0.5.18",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
 MODE = "--disaggregation-mode"
@@ -25,6 +25,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX085",
+    category=Category.CRASH,
     name="eagle3-pd-prefill-sends-aux-hidden-states",
     summary="EAGLE3 on a PD-disaggregation prefill server before 0.5.3",
     severity=Severity.ERROR,

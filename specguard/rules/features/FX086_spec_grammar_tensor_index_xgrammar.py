@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
@@ -34,6 +41,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX086",
+    category=Category.CRASH,
+    needs=RequestFeature.STRUCTURED_OUTPUT,
     name="spec-grammar-tensor-index-xgrammar",
     summary="Speculative decoding with xgrammar in 0.5.10-0.5.11 crashes on the first structured-output request",
     severity=Severity.WARNING,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
@@ -30,6 +37,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX087",
+    category=Category.CRASH,
+    needs=RequestFeature.STRUCTURED_OUTPUT,
     name="eagle-verify-without-grammar",
     summary="EAGLE/NEXTN/EAGLE3 before 0.4.6.post5 cannot verify under a grammar",
     severity=Severity.WARNING,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 NO_OVERLAP = "--disable-overlap-schedule"
@@ -29,6 +36,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX088",
+    category=Category.CRASH,
+    needs=RequestFeature.LOGPROBS,
     name="spec-v2-eagle3-logprob-without-aux-states",
     summary="EAGLE3 on the SpecV2 worker before 0.5.11 crashes on a request that returns logprobs",
     severity=Severity.WARNING,

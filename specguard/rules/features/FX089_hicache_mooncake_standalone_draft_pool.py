@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 HICACHE = "--enable-hierarchical-cache"
@@ -45,6 +45,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX089",
+    category=Category.START,
     name="hicache-mooncake-standalone-draft-pool",
     summary="HiCache on a standalone Mooncake store with a draft model fails to start in 0.5.13-0.5.14",
     severity=Severity.ERROR,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.changes import SPEC_V2_ALWAYS
@@ -41,6 +48,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX090",
+    category=Category.WRONG_OUTPUT,
+    needs=RequestFeature.CUSTOM_LOGIT_PROCESSOR,
     name="custom-logit-processor-skipped-in-v2-verify",
     summary="Custom logit processors are skipped by the SpecV2 EAGLE verify step",
     severity=Severity.WARNING,

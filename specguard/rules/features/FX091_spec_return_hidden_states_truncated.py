@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, RequestFeature, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 RETURN_HIDDEN = "--enable-return-hidden-states"
@@ -25,6 +25,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX091",
+    category=Category.WRONG_OUTPUT,
+    needs=RequestFeature.HIDDEN_STATES,
     name="spec-return-hidden-states-truncated",
     summary="Under speculative decoding before 0.5.14, returned hidden states are truncated and can be misattributed",
     severity=Severity.WARNING,

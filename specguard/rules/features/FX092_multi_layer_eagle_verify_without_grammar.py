@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.changes import SPEC_V2_ALWAYS
 
@@ -33,6 +40,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX092",
+    category=Category.WRONG_OUTPUT,
+    needs=RequestFeature.STRUCTURED_OUTPUT,
     name="multi-layer-eagle-verify-without-grammar",
     summary="Multi-layer EAGLE on the SpecV2 worker before 0.5.16 verifies without the grammar mask",
     severity=Severity.WARNING,

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    RequestFeature,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
@@ -36,6 +43,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="FX093",
+    category=Category.CRASH,
+    needs=RequestFeature.STRUCTURED_OUTPUT,
     name="pd-decode-spec-v2-grammar-abort",
     summary="A PD decode server running SpecV2 EAGLE/MTP before 0.5.14 aborts grammar-constrained requests",
     severity=Severity.WARNING,

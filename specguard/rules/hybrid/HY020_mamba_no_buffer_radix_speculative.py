@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.hybrid._hybrid import (
     STRATEGY_FLAGS,
@@ -47,6 +47,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="HY020",
+    category=Category.START,
     name="mamba-no-buffer-radix-speculative",
     summary="Speculative decoding on a hybrid mamba target with the radix cache under no_buffer (0.5.10-0.5.13)",
     severity=Severity.ERROR,

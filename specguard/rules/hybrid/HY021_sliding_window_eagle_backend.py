@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     attention_backend,
@@ -57,6 +57,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="HY021",
+    category=Category.CRASH,
     name="sliding-window-eagle-backend",
     summary="EAGLE on a sliding-window target (Gemma 2/3, MiMo-V2) with flashinfer or triton",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
@@ -69,6 +69,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="HY022",
+    category=Category.PERF,
     name="gdn-speculative-falls-back-to-triton",
     summary="Qwen3-Next / Qwen3.5 speculative on Blackwell without a backend: SGLang falls back to triton",
     severity=Severity.WARNING,

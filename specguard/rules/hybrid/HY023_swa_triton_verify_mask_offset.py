@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     proposed_backend,
@@ -56,6 +56,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="HY023",
+    category=Category.WRONG_OUTPUT,
     name="swa-triton-verify-mask-offset",
     summary="EAGLE on gpt-oss with triton before 0.5.1: the sliding-window verify mask is misread",
     severity=Severity.WARNING,

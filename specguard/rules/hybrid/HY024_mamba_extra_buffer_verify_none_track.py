@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.hybrid._hybrid import (
@@ -41,6 +41,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="HY024",
+    category=Category.CRASH,
     name="mamba-extra-buffer-verify-none-track",
     summary="Speculative decoding on a mamba target with extra_buffer in 0.5.13-0.5.15 crashes on a None track index",
     severity=Severity.WARNING,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from specguard.memory.advice import plan
 from specguard.memory.estimate import GIB, estimate_for
-from specguard.models import Applicability, Finding, Fix, Severity
+from specguard.models import Applicability, Category, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
 
@@ -50,6 +50,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="MM001",
+    category=Category.START,
     name="memory-does-not-fit-gpu",
     summary="The weights, KV pool, draft tree and CUDA graphs do not fit the GPU's memory",
     severity=Severity.ERROR,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from specguard.memory.advice import plan
 from specguard.memory.estimate import GIB, estimate_for
-from specguard.models import Applicability, Edit, Finding, Fix, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
 _LLAMA31 = {"architectures": ("LlamaForCausalLM",), "model_type": "llama", "dtype": "bfloat16", "hidden_size": 4096,
@@ -56,6 +56,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="MM002",
+    category=Category.PERF,
     name="kv-pool-short-of-context-and-concurrency",
     summary="The configuration fits, but its KV pool holds fewer tokens than the context and concurrency need",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.resolution.cuda_graph import configured_graph_bs
 from specguard.rules.base import (
     SGLANG_DIALECTS,
@@ -48,6 +48,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="MM003",
+    category=Category.PERF,
     name="max-running-requests-above-cuda-graph-bs",
     summary="--max-running-requests is above the largest CUDA graph batch size, so large batches run eager",
     severity=Severity.WARNING,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Fix, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Fix, Severity
 from specguard.resolution.cuda_graph import (
     explicit_graph_bs,
     graph_bs_flag,
@@ -81,6 +81,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="MM004",
+    category=Category.PERF,
     name="cuda-graph-bs-gaps-pad-speculative-batches",
     summary="An explicit CUDA graph batch-size list leaves gaps that pad speculative batches",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -81,6 +81,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="PL001",
+    category=Category.START,
     name="dp-attention-unsupported-algorithm",
     summary="DP attention with STANDALONE, NGRAM, or DFLASH without its requirements",
     severity=Severity.ERROR,

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Edit, Finding, Fix, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Dialect,
+    Edit,
+    Finding,
+    Fix,
+    Severity,
+)
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -69,6 +77,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL002",
+    category=Category.START,
     name="pipeline-parallel-speculative",
     summary="Pipeline parallelism with speculative decoding outside the cases SGLang allows",
     severity=Severity.ERROR,

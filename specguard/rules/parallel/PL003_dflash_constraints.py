@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.rules.parallel.PL002_pipeline_parallel_speculative import pp_off
 
@@ -74,6 +74,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL003",
+    category=Category.START,
     name="dflash-constraints",
     summary="DFLASH with pp > 1, no draft path, a mismatched block size or a window below the block",
     severity=Severity.ERROR,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.rules.spec_params._shared import device
 from specguard.sglang_facts.changes import (
@@ -61,6 +61,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL004",
+    category=Category.START,
     name="ngram-constraints",
     summary="NGRAM on a device it does not support in that release; overlap scheduler off before 0.5.14",
     severity=Severity.ERROR,

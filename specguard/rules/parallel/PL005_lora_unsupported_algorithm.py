@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -63,6 +63,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="PL005",
+    category=Category.START,
     name="lora-unsupported-algorithm",
     summary="LoRA with a speculative algorithm that release does not support",
     severity=Severity.ERROR,

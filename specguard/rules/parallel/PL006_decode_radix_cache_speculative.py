@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -44,6 +44,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="PL006",
+    category=Category.START,
     name="decode-radix-cache-speculative",
     summary="PD decode radix cache with a speculative algorithm that release rejects",
     severity=Severity.ERROR,

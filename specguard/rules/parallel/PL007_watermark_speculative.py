@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 WATERMARK = "--enable-watermark"
@@ -29,6 +29,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL007",
+    category=Category.START,
     name="watermark-speculative",
     summary="--enable-watermark with a speculative setup it does not support",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Dialect, Finding, Severity
+from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import attn_dp_size
 from specguard.sglang_facts.changes import ATTN_DP_SIZE_FLAG
@@ -60,6 +60,7 @@ def attn_dp_flags_of(ctx: CheckContext) -> tuple[str, ...]:
 RULE = Rule(
     check=check,
     code="PL008",
+    category=Category.START,
     name="multi-node-inconsistent",
     summary="--nnodes / --node-rank / --dist-init-addr or the parallel sizes do not fit together",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -47,6 +47,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="PL009",
+    category=Category.HYGIENE,
     name="mixed-chunk-disabled",
     summary="--enable-mixed-chunk with an algorithm SGLang turns it off for",
     severity=Severity.INFO,

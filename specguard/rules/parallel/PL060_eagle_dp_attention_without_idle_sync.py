@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
     attn_dp_enabled,
@@ -32,6 +32,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL060",
+    category=Category.CRASH,
     name="eagle-dp-attention-without-idle-sync",
     summary="EAGLE/NEXTN with DP attention before SGLang 0.4.8, whose EAGLE worker had no idle-rank path",
     severity=Severity.ERROR,

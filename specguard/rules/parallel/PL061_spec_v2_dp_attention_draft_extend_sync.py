@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
     attn_dp_enabled,
@@ -31,6 +31,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL061",
+    category=Category.PERF,
     name="spec-v2-dp-attention-draft-extend-sync",
     summary="SpecV2 EAGLE with DP attention in 0.5.7: the draft extend syncs too few tokens and acceptance drops",
     severity=Severity.WARNING,

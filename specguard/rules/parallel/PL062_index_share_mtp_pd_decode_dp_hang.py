@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
     attn_dp_enabled,
@@ -37,6 +37,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL062",
+    category=Category.CRASH,
     name="index-share-mtp-pd-decode-dp-hang",
     summary="GLM-5.2 IndexShare MTP on a PD decode node with DP attention: DP ranks disagree on draft graph replay and hang",
     severity=Severity.WARNING,

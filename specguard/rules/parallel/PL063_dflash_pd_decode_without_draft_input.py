@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.sglang_facts.changes import PD_DECODE_DRAFT_INPUT
 
@@ -26,6 +26,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL063",
+    category=Category.CRASH,
     name="dflash-pd-decode-without-draft-input",
     summary="DFLASH (before 0.5.20) or DSPARK (before 0.5.17) on a PD decode node: transferred requests have no draft input",
     severity=Severity.ERROR,

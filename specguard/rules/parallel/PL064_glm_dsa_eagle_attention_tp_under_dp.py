@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.spec_params._shared import (
     attn_dp_flags,
@@ -35,6 +35,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL064",
+    category=Category.CRASH,
     name="glm-dsa-eagle-attention-tp-under-dp",
     summary="GLM-5.x (DSA) with EAGLE/MTP and DP attention whose groups keep attention TP > 1 fails in the DSA kernels (0.5.14-0.5.15)",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.spec_params._shared import int_flag
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
@@ -36,6 +36,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="PL090",
+    category=Category.CRASH,
     name="index-share-mtp-pd-decode-stale-seed",
     summary="GLM-5.2 IndexShare MTP on a PD decode node crashes on a stale DSA top-k seed (0.5.15 only)",
     severity=Severity.ERROR,

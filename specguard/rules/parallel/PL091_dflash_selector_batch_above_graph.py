@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.memory.estimate import configured_graph_bs
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
 # The DFLASH draft classes that carry a candidate selector (0.5.23 models/dflash.py:1264-1330): their
@@ -37,19 +37,21 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"must match the size of tensor b ({largest + 1}) in stage_sampling_params) and the TP schedulers exit. "
         f"Cap {ctx.flag('--max-running-requests')} at {largest}, or raise the decode graph batch size to {mrr}",
         flags=("--max-running-requests", "--cuda-graph-max-bs-decode"),
-        severity=Severity.ERROR if draft_arch is not None else Severity.WARNING,
+        # A warning even for a known selector draft: the server starts and serves until the load
+        # first forms a batch above the largest graph; an error is for a launch that fails (#25).
     )
 
 
 RULE = Rule(
     check=check,
     code="PL091",
+    category=Category.CRASH,
     name="dflash-selector-batch-above-graph",
     summary="DFLASH selector draft with more running requests than its largest decode CUDA graph crashes in stage_sampling_params",
-    severity=Severity.ERROR,
+    severity=Severity.WARNING,
     docs=RuleDocs(
         what="DFLASH with a DFlash2 selector draft (`DFlash2DraftModel`, `DFlash2BeamDraftModel`, "
-        "`MiniMaxDFlash2DraftModel`), or a draft whose config.json is unknown (a warning then), where the "
+        "`MiniMaxDFlash2DraftModel`), or a draft whose config.json is unknown, where the "
         "resolved `--max-running-requests` is above the largest decode CUDA-graph batch size, from 0.5.19.",
         why="0.5.19 folds a selector draft's sampling into the draft's decode CUDA graph: `_SelectorDraftSampler` "
         "allocates its static `temperatures`/`greedy_mask` buffers for `max(cuda_graph_config.decode.bs)` "

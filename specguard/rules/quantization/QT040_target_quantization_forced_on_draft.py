@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -88,6 +88,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="QT040",
+    category=Category.START,
     name="target-quantization-forced-on-draft",
     summary="An explicit --quantization that needs a checkpoint config is applied to an unquantized draft",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 
 # Targets whose MTP draft class (``Glm4MoeForCausalLMNextN``, models/glm4_moe_nextn.py) kept the
@@ -46,6 +46,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="QT041",
+    category=Category.PERF,
     name="glm-nextn-drops-checkpoint-quantization",
     summary="GLM-4.x MTP on a checkpoint-quantized target loads its NextN draft unquantized (0.5.10.x)",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, ModelFacts, Severity
+from specguard.models import Category, Finding, ModelFacts, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # ``--speculative-draft-model-quantization unquant`` is not a method of its own: SGLang turns it into
@@ -60,6 +60,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="QT080",
+    category=Category.PERF,
     name="draft-unquant-overridden-by-checkpoint",
     summary="--speculative-draft-model-quantization unquant is a no-op when the draft checkpoint declares a quantization",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -46,6 +46,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="QT081",
+    category=Category.START,
     name="quantized-dflash-draft-fc-not-loaded",
     summary="A quantized DFlash/DFlash2 draft checkpoint: SGLang's plain-Linear fc cannot load quantized fc weights",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Dialect, Finding, Severity
+from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.sglang_facts.changes import CUDA_GRAPH_DECODE_FLAGS
 
@@ -49,6 +49,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="RS001",
+    category=Category.HYGIENE,
     name="sglang-will-set-values",
     summary="Values SGLang's own argument resolution will fill in or rewrite",
     severity=Severity.INFO,

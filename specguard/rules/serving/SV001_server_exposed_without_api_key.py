@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterator
 
-from specguard.models import Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 _LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
@@ -36,6 +36,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SV001",
+    category=Category.EXPOSED,
     name="server-exposed-without-api-key",
     summary="--host binds a non-loopback address and no --api-key is set",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Dialect, Finding, Severity
+from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 
@@ -27,6 +27,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SV002",
+    category=Category.EXPOSED,
     name="remote-code-will-run",
     summary="--trust-remote-code with a model whose config.json has an auto_map: its code will run",
     severity=Severity.WARNING,

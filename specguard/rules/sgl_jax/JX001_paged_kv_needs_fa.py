@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     FixAvailability,
@@ -32,6 +32,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX001",
+    category=Category.START,
     name="paged-kv-needs-fa",
     summary="sgl-jax: page size above 1 with an attention backend other than fa",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
 from specguard.rules.sgl_jax._jax import (
     backend,
@@ -66,6 +66,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX002",
+    category=Category.START,
     name="overlap-scheduler-speculative",
     summary="sgl-jax: the overlap scheduler is on for a speculative configuration it does not support",
     severity=Severity.ERROR,

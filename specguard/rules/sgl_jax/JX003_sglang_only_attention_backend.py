@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     FixAvailability,
@@ -30,6 +30,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX003",
+    category=Category.START,
     name="sglang-only-attention-backend",
     summary="sgl-jax: --attention-backend names a backend only SGLang has",
     severity=Severity.ERROR,

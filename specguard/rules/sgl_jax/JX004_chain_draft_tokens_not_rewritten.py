@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     FixAvailability,
@@ -36,6 +36,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX004",
+    category=Category.START,
     name="chain-draft-tokens-not-rewritten",
     summary="sgl-jax: topk 1 with draft tokens other than steps + 1",
     severity=Severity.ERROR,

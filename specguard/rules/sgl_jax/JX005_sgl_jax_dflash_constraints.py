@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
 from specguard.rules.sgl_jax._jax import jax_example, raw_algorithm
 
@@ -35,6 +35,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX005",
+    category=Category.START,
     name="sgl-jax-dflash-constraints",
     summary="sgl-jax: DFLASH without a draft path, or with steps/topk other than 1",
     severity=Severity.ERROR,

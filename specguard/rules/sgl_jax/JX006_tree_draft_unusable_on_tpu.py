@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     FixAvailability,
@@ -47,6 +47,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX006",
+    category=Category.START,
     name="tree-draft-unusable-on-tpu",
     summary="sgl-jax: topk above 1 (a draft tree), which sgl-jax cannot run",
     severity=Severity.ERROR,

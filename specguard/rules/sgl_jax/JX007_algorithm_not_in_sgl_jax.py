@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Dialect, Finding, Severity
+from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, FixAvailability, Rule, RuleDocs
 from specguard.rules.sgl_jax._jax import algorithms_in, jax_example, raw_algorithm
 from specguard.sglang_facts.sgl_jax import SPECULATIVE_DECODING
@@ -40,6 +40,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX007",
+    category=Category.START,
     name="algorithm-not-in-sgl-jax",
     summary="sgl-jax: a speculative algorithm only SGLang implements (NGRAM, ...)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Rule, RuleDocs, fix_of
 from specguard.rules.sgl_jax._jax import jax_example, raw_algorithm
 
@@ -41,6 +41,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="JX080",
+    category=Category.START,
     name="dflash-grammar-backend-default",
     summary="sgl-jax: DFLASH without --grammar-backend none (the llguidance default refuses to start)",
     severity=Severity.ERROR,

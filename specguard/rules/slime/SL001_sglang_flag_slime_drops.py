@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.flags import FLAGS_BY_NAME, extracted_flags
-from specguard.models import Applicability, Dialect, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.slime._slime import (
     DTYPE_ALLOWED_SINCE,
@@ -65,6 +65,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SL001",
+    category=Category.START,
     name="sglang-flag-slime-drops",
     summary="A --sglang-* flag that slime does not pass to SGLang",
     severity=Severity.ERROR,

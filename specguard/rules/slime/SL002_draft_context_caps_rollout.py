@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Dialect, Finding, Severity
+from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import derived_context_length
 from specguard.rules.slime._slime import SLIME_HEAD
@@ -86,6 +86,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SL002",
+    category=Category.WRONG_OUTPUT,
     name="draft-context-caps-rollout",
     summary="A short draft context caps prompt + response in slime rollouts",
     severity=Severity.ERROR,

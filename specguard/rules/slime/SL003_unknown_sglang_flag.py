@@ -6,7 +6,15 @@ from collections.abc import Iterator
 
 from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, extracted_flags
-from specguard.models import Applicability, Dialect, Edit, Finding, FlagValue, Severity
+from specguard.models import (
+    Applicability,
+    Category,
+    Dialect,
+    Edit,
+    Finding,
+    FlagValue,
+    Severity,
+)
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.slime._slime import (
     SKIPPED_DESTS_HEAD,
@@ -79,6 +87,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SL003",
+    category=Category.START,
     name="unknown-sglang-flag",
     summary="A --sglang-* flag that is not an SGLang flag (slime drops it silently)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -43,6 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SL004",
+    category=Category.START,
     name="dp-size-without-dp-attention",
     summary="--sglang-dp-size above 1 without --sglang-enable-dp-attention (slime asserts)",
     severity=Severity.ERROR,

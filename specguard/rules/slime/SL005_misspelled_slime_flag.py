@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.dialects import SLIME_PREFIX
-from specguard.models import Dialect, Finding, Severity
+from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.slime_flags import SlimeFlags, newest_slime_flags, slime_flags
 from specguard.spelling import closest
@@ -58,6 +58,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SL005",
+    category=Category.WRONG_OUTPUT,
     name="misspelled-slime-flag",
     summary="A slime flag misspelled: slime hands it to Megatron, which drops it without a word",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.slime._slime import SLIME_HEAD
 from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
@@ -70,6 +70,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SL080",
+    category=Category.PERF,
     name="draft-weights-lost-on-rollout-offload",
     summary="slime: colocated or offloaded rollouts lose the draft's weights without a CPU backup",
     severity=Severity.WARNING,

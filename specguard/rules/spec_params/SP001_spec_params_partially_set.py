@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
@@ -102,6 +102,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP001",
+    category=Category.START,
     name="spec-params-partially-set",
     summary="Only some of --speculative-num-steps / -eagle-topk / -num-draft-tokens are set",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -42,6 +42,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP002",
+    category=Category.HYGIENE,
     name="draft-tokens-rewritten-for-chain",
     summary="topk 1 with --speculative-num-draft-tokens other than steps + 1 (SGLang rewrites it)",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Dialect, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -47,6 +47,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP003",
+    category=Category.START,
     name="draft-tokens-exceed-tree",
     summary="--speculative-num-draft-tokens is larger than the draft tree can supply",
     severity=Severity.ERROR,

@@ -7,7 +7,7 @@ from enum import Enum
 
 from packaging.version import Version
 
-from specguard.models import Applicability, Edit, Finding, Fix, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Fix, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -133,6 +133,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="SP004",
+    category=Category.START,
     name="spec-v2-env-with-tree",
     summary="SGLANG_ENABLE_SPEC_V2 with topk > 1, or set where SGLang ignores it",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
@@ -54,6 +54,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP005",
+    category=Category.START,
     name="spec-params-out-of-range",
     summary="--speculative-num-steps < 1, --speculative-eagle-topk < 1 or --speculative-num-draft-tokens < 2",
     severity=Severity.ERROR,

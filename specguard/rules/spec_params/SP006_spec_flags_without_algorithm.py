@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -45,6 +45,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP006",
+    category=Category.PERF,
     name="spec-flags-without-algorithm",
     summary="Speculative flags are given without --speculative-algorithm",
     severity=Severity.WARNING,

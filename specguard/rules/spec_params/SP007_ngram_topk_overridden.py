@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -43,6 +43,7 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="SP007",
+    category=Category.HYGIENE,
     name="ngram-topk-overridden",
     summary="NGRAM silently replaces --speculative-eagle-topk with --speculative-ngram-max-bfs-breadth",
     severity=Severity.WARNING,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from packaging.version import Version
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -76,6 +76,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP008",
+    category=Category.START,
     name="adaptive-spec-unsupported",
     summary="--speculative-adaptive with a configuration it cannot run",
     severity=Severity.ERROR,

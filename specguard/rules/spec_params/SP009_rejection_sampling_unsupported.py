@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -67,6 +67,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP009",
+    category=Category.START,
     name="rejection-sampling-unsupported",
     summary="Rejection sampling with an algorithm, topk or thresholds it does not support",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -44,6 +44,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP010",
+    category=Category.START,
     name="block-verification-unsupported",
     summary="--speculative-use-block-verification with an algorithm or device it does not support",
     severity=Severity.ERROR,

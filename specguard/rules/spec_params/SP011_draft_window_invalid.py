@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -59,6 +59,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP011",
+    category=Category.START,
     name="draft-window-invalid",
     summary="--speculative-draft-window-size / --speculative-draft-sink-size out of range or without effect",
     severity=Severity.ERROR,

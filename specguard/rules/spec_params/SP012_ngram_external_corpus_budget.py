@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -50,6 +50,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP012",
+    category=Category.START,
     name="ngram-external-corpus-budget",
     summary="NGRAM external corpus with a SAM budget outside 1..draft tokens - 1",
     severity=Severity.ERROR,

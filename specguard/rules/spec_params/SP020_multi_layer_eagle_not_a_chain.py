@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -55,6 +55,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP020",
+    category=Category.START,
     name="multi-layer-eagle-not-a-chain",
     summary="Multi-layer EAGLE with draft tokens other than steps + 1 (0.5.14+)",
     severity=Severity.ERROR,

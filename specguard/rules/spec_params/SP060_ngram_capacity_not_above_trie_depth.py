@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -44,6 +44,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP060",
+    category=Category.CRASH,
     name="ngram-capacity-not-above-trie-depth",
     summary="NGRAM trie capacity at or below its max trie depth (scheduler abort on the first request)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -41,6 +41,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="SP080",
+    category=Category.CRASH,
     name="rocm-dsa-spec-v2-draft-extend-metadata",
     summary="EAGLE/MTP on a DSA target on ROCm with the overlap scheduler crashes in the draft extend (0.5.14)",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     attention_backend,
@@ -58,6 +58,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="VB001",
+    category=Category.CRASH,
     name="flashinfer-draft-graph-padding-crash",
     summary="FlashInfer + EAGLE CUDA graphs crash on padded batches before SGLang 0.5.3",
     severity=Severity.WARNING,

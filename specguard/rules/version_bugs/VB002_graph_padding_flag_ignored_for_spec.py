@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
 )
@@ -45,6 +45,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="VB002",
+    category=Category.PERF,
     name="graph-padding-flag-ignored-for-spec",
     summary="--disable-cuda-graph-padding does not change the speculative capture list before SGLang 0.5.3",
     severity=Severity.WARNING,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
@@ -58,7 +58,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 RULE = Rule(
     check=check,
+    # A renamed CUDA-graph flag is not unknown: this rule names the rename and fixes it safely.
+    supersedes=("SL003",),
     code="VB003",
+    category=Category.START,
     name="cuda-graph-flag-renamed",
     summary="--cuda-graph-max-bs/--cuda-graph-bs spelled for another SGLang version",
     severity=Severity.ERROR,

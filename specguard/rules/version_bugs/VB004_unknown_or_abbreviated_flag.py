@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.flags import FLAGS_BY_NAME
-from specguard.models import Applicability, Dialect, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.version_bugs._renames import SPELLINGS_WITH_OWN_RULES as _RENAMED
 from specguard.spelling import closest
@@ -52,7 +52,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 flags=(item.flag,),
                 fix=fix_of(f"write {full}", Applicability.SAFE, Edit(name=item.flag, value=None), Edit(name=full, value=_value(item.values)))
                 if respellable else None,
-                severity=Severity.WARNING,
+                # Info: the launch runs as written (argparse resolves the prefix); only a future
+                # release's flag can break it, which is hygiene, not a failure of this launch (#25).
+                severity=Severity.INFO,
             )
             continue
         if matches:
@@ -79,6 +81,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="VB004",
+    category=Category.START,
     name="unknown-or-abbreviated-flag",
     summary="A flag no SGLang release's parser knows, or that this release knows only as an abbreviation",
     severity=Severity.ERROR,

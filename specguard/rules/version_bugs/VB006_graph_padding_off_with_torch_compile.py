@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
@@ -43,6 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="VB006",
+    category=Category.START,
     name="graph-padding-off-with-torch-compile",
     summary="--disable-cuda-graph-padding is combined with --enable-torch-compile",
     severity=Severity.ERROR,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.flags import FLAGS_BY_NAME
-from specguard.models import Applicability, Dialect, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.version_bugs._renames import (
     SPELLINGS_WITH_OWN_RULES as _EXPLAINED_ELSEWHERE,
@@ -72,6 +72,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="VB010",
+    category=Category.START,
     name="flag-of-other-releases",
     summary="A flag that other SGLang releases accept, but not the one checked for",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -37,6 +37,9 @@ RULE = Rule(
     dialects=SGLANG_DIALECTS,  # SGLang's own code path; sgl-jax has its own
     check=check,
     code="VB011",
+    # Hygiene: the launch runs exactly as it would without the variable; a bug it was meant to
+    # work around is that bug's rule to report (#25).
+    category=Category.HYGIENE,
     name="env-var-of-other-releases",
     summary="An SGLANG_* env var that other SGLang releases read, but not the one checked for",
     severity=Severity.WARNING,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from specguard.models import Finding, ModelFacts, Severity
+from specguard.models import Category, Finding, ModelFacts, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 
@@ -61,6 +61,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="VB012",
+    category=Category.START,
     name="architecture-not-in-release",
     summary="A target or draft architecture the SGLang release cannot load",
     severity=Severity.ERROR,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Edit, Finding, Severity
+from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
@@ -56,6 +56,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="VB060",
+    category=Category.START,
     name="ngram-flag-renamed-for-version",
     summary="An NGRAM trie flag spelled for another SGLang release (branch length, match windows, max trie depth)",
     severity=Severity.ERROR,

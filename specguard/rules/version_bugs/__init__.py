@@ -15,6 +15,8 @@ from specguard.rules.version_bugs import (
 from specguard.rules.version_bugs import VB010_flag_of_other_releases as VB010
 from specguard.rules.version_bugs import VB011_env_var_of_other_releases as VB011
 from specguard.rules.version_bugs import VB012_architecture_not_in_release as VB012
+from specguard.rules.version_bugs import VB013_value_refused_by_release as VB013
+from specguard.rules.version_bugs import VB014_fails_on_newest_release as VB014
 from specguard.rules.version_bugs import VB060_ngram_flag_renamed_for_version as VB060
 
-RULES = (VB001.RULE, VB002.RULE, VB003.RULE, VB004.RULE, VB005.RULE, VB006.RULE, VB010.RULE, VB011.RULE, VB012.RULE, VB060.RULE)
+RULES = (VB001.RULE, VB002.RULE, VB003.RULE, VB004.RULE, VB005.RULE, VB006.RULE, VB010.RULE, VB011.RULE, VB012.RULE, VB013.RULE, VB014.RULE, VB060.RULE)
