@@ -15,9 +15,13 @@ slime is imported or run). At every commit of ``specguard/data/slime-sglang-pins
 - ignores_unknown: where slime calls Megatron's ``parse_args(..., ignore_unknown_args=True)``
   (``megatron.training.arguments.parse_args``; file:line), the call that drops an unknown flag
   without a word; None where it does not (before 2026-02 slime let Megatron's parser stop on one).
+- engine_sets: the SGLang server arguments slime switches on itself for every engine it starts,
+  whatever the launch says: the ``"name": True`` entries of the keyword arguments
+  ``slime/backends/sglang_utils/sglang_engine.py`` builds (``"enable_draft_weights_cpu_backup":
+  True`` since 0df48a2c, #1288), with the file:line of each.
 
-Writes ``specguard/data/slime-flags.json``: the distinct (flags, prefixes, ignores_unknown)
-records, each with the commits (first 9 hex digits) that have it and its flags as a delta from
+Writes ``specguard/data/slime-flags.json``: the distinct (flags, prefixes, ignores_unknown,
+engine_sets) records, each with the commits (first 9 hex digits) that have it and its flags as a delta from
 the record before it, in the order slime's history (``--topo-order``) first reaches them. ``--check`` regenerates and compares.
 
     python scripts/extract_slime_flags.py /path/to/slime            # write the data
@@ -36,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PINS = ROOT / "specguard" / "data" / "slime-sglang-pins.json"
 OUT = ROOT / "specguard" / "data" / "slime-flags.json"
 ENTRY = "slime/utils/arguments.py"
+ENGINE = "slime/backends/sglang_utils/sglang_engine.py"
 PREFIX = 9
 
 
@@ -53,6 +58,7 @@ class Files:
     def __init__(self, repo: Path) -> None:
         self._git = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._read: dict[bytes, Module] = {}
+        self._true_keys: dict[bytes, dict[str, int]] = {}
 
     def module(self, commit: str, path: str) -> Module | None:
         assert self._git.stdin is not None and self._git.stdout is not None
@@ -67,6 +73,19 @@ class Files:
             flags, prefixes, ignore_line = read_module(tree)
             self._read[header[0]] = (frozenset(flags), frozenset(prefixes), ignore_line, tuple(_imported_files(tree)))
         return self._read[header[0]]
+
+    def true_keys(self, commit: str, path: str) -> dict[str, int]:
+        """The ``"name": True`` entries of the dict literals in ``path`` at ``commit``, with their lines."""
+        assert self._git.stdin is not None and self._git.stdout is not None
+        self._git.stdin.write(f"{commit}:{path}\n".encode())
+        self._git.stdin.flush()
+        header = self._git.stdout.readline().split()
+        if len(header) != 3 or header[1] != b"blob":
+            return {}
+        body = self._git.stdout.read(int(header[2]) + 1)[:-1]
+        if header[0] not in self._true_keys:
+            self._true_keys[header[0]] = read_true_keys(ast.parse(body.decode("utf-8")))
+        return self._true_keys[header[0]]
 
     def close(self) -> None:
         if self._git.stdin is not None:
@@ -118,6 +137,20 @@ def read_module(tree: ast.Module) -> tuple[set[str], set[str], int | None]:
     return flags, prefixes, ignore_line
 
 
+def read_true_keys(tree: ast.Module) -> dict[str, int]:
+    """The engine's server arguments: the dict literal that names ``model_path`` (others in the
+    file are request bodies, such as ``{"abort_all": True}``)."""
+    keys: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names = {key.value for key in node.keys if isinstance(key, ast.Constant)} if isinstance(node, ast.Dict) else set()
+        if "model_path" in names:
+            assert isinstance(node, ast.Dict)
+            for key, value in zip(node.keys, node.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Constant) and value.value is True:
+                    keys.setdefault(key.value, key.lineno)
+    return keys
+
+
 def _imported_files(tree: ast.Module) -> list[str]:
     """The ``slime.*`` modules a file imports (at top level or inside a function), as paths."""
     modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("slime.")}
@@ -142,7 +175,8 @@ def read_commit(files: Files, commit: str) -> dict | None:
             read.append(path)
             flags |= more
             prefixes |= more_prefixes
-    return {"files": read, "flags": sorted(flags), "prefixes": sorted(prefixes), "ignores_unknown": ignores}
+    sets = {key: f"{ENGINE}:{line}" for key, line in sorted(files.true_keys(commit, ENGINE).items())}
+    return {"files": read, "flags": sorted(flags), "prefixes": sorted(prefixes), "ignores_unknown": ignores, "engine_sets": sets}
 
 
 def extract(repo: Path, ref: str) -> dict:
@@ -173,6 +207,7 @@ def extract(repo: Path, ref: str) -> dict:
         rows.append({
             "files": record["files"],
             "ignores_unknown": record["ignores_unknown"],
+            "engine_sets": record["engine_sets"],
             "prefixes": record["prefixes"],
             "added": sorted(flags - before),
             "removed": sorted(before - flags),

@@ -606,6 +606,13 @@ def _substitute(command: str, shell: _Shell) -> list[str] | None:
             )
             if step and abs((last - first) // step) < 10_000:
                 return [str(n) for n in range(first, last + (1 if step > 0 else -1), step)]
+    if words[:1] == ["mktemp"]:
+        # A temporary file's path: one word, as mktemp prints it (the template's X's stand for the
+        # random part; without a template, coreutils' tmp.XXXXXXXXXX under /tmp). Left unknown, the
+        # placeholder's spaces split it in two where an array is expanded unquoted (slime's
+        # run-glm5.2-744B-A40B.sh: --sglang-config "$SGLANG_CONFIG_FILE" inside ${SGLANG_ARGS[@]}).
+        templates = [w for w in words[1:] if not w.startswith("-")]
+        return [templates[-1] if templates else "/tmp/tmp.XXXXXXXXXX"]
     if "BASH_SOURCE" in command and "pwd" in command and shell.script_dir is not None:
         return [str(shell.script_dir)]
     if re.fullmatch(r"\s*dirname\s+\"?\$(?:\{BASH_SOURCE(?:\[0\])?\}|0)\"?\s*", command) and shell.script_dir is not None:

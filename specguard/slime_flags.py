@@ -33,6 +33,9 @@ class SlimeFlags(Frozen):
     # slime's call of Megatron's parse_args(ignore_unknown_args=True) (file:line); None where
     # Megatron's parser still stopped on an unknown flag.
     ignores_unknown: str | None
+    # SGLang server arguments slime switches on itself for every engine, whatever the launch
+    # says, each with the file:line that sets it (enable_draft_weights_cpu_backup since 0df48a2c).
+    engine_sets: dict[str, str]
 
 
 @cache
@@ -64,7 +67,7 @@ def _record(commit: str, named: str) -> SlimeFlags:
     record = _data()["records"][index]
     return SlimeFlags(
         commit=commit, named=named, flags=_flags_of(index), prefixes=tuple(record["prefixes"]),
-        ignores_unknown=record["ignores_unknown"],
+        ignores_unknown=record["ignores_unknown"], engine_sets=dict(record["engine_sets"]),
     )
 
 

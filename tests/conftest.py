@@ -19,6 +19,12 @@ HF_CONFIGS = SHARED / "fixtures" / "hf-configs"
 DRAFT_TEMPLATES = SHARED / "fixtures" / "draft-templates"
 
 
+# A clone of github.com/THUDM/slime, for the tests that read slime's history or run its scripts;
+# they skip, saying so, without one.
+SLIME_CLONE = Path(os.environ["SPECGUARD_SLIME_REPO"]) if os.environ.get("SPECGUARD_SLIME_REPO") else None
+NO_SLIME_CLONE = "no clone of THUDM/slime given (set SPECGUARD_SLIME_REPO to one)"
+
+
 def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``python -m specguard ARGS`` as a user would, with a clean, offline environment."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_", "HF_"))}

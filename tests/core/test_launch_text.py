@@ -54,6 +54,17 @@ def test_arrays_keep_the_line_of_each_element() -> None:
     assert lines["--sglang-cuda-graph-bs"] == 6
 
 
+def test_a_mktemp_path_stays_one_word_through_an_unquoted_array() -> None:
+    """slime's run-glm5.2-744B-A40B.sh (624b824a): the path mktemp prints, put in an array that is
+    expanded unquoted; its placeholder's space once split it into a stray argument."""
+    launch = only(
+        "CONFIG=$(mktemp /tmp/sglang_XXXXXX.yaml)\n"
+        'SGLANG_ARGS=(--sglang-config "${CONFIG}")\n'
+        "python3 train.py ${SGLANG_ARGS[@]}\n"
+    )
+    assert launch.argv == ("--sglang-config", "/tmp/sglang_XXXXXX.yaml")
+
+
 def test_variables_quotes_and_defaults() -> None:
     launch = only(
         'MODEL="meta-llama/Llama-3.1-8B-Instruct"\n'

@@ -15,7 +15,7 @@ from packaging.version import Version
 
 from specguard.environment import NEWEST_KNOWN_SGLANG, OLDEST_KNOWN_SGLANG
 from specguard.versions import HISTORY_FILE, history, infer_version, version_from_image
-from tests.conftest import REPO, SHARED
+from tests.conftest import NO_SLIME_CLONE, REPO, SHARED, SLIME_CLONE
 
 SCRIPT = REPO / "scripts" / "extract_sglang_flags.py"
 WHEELS = Path(os.environ.get("SPECGUARD_SGLANG_WHEELS", "/tmp/sgl-wheels"))
@@ -129,10 +129,9 @@ def test_slime_commits_by_prefix():
     assert slime_pin("0000000") is None and slime_pin("474861") is None  # unknown; too short to be a commit
 
 
-SLIME_CLONE = Path(os.environ.get("SPECGUARD_SLIME_REPO", str(REPO.parent / ".mirror" / "THUDM+slime" / "repo")))
 
 
-@pytest.mark.skipif(not SLIME_CLONE.is_dir(), reason="no clone of THUDM/slime here (set SPECGUARD_SLIME_REPO)")
+@pytest.mark.skipif(SLIME_CLONE is None, reason=NO_SLIME_CLONE)
 def test_slime_pins_match_the_generator():
     result = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "extract_slime_pins.py"), str(SLIME_CLONE), "--ref", "624b824a8", "--check"],

@@ -3,22 +3,19 @@ against points read by hand in slime's history."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from specguard.slime_flags import newest_slime_flags, slime_flags
-from tests.conftest import REPO
+from tests.conftest import NO_SLIME_CLONE, REPO, SLIME_CLONE
 
 SCRIPT = REPO / "scripts" / "extract_slime_flags.py"
 # The generator reads the same history as scripts/extract_slime_pins.py, up to the same commit.
-SLIME_CLONE = Path(os.environ.get("SPECGUARD_SLIME_REPO", str(REPO.parent / ".mirror" / "THUDM+slime" / "repo")))
 
 
-@pytest.mark.skipif(not SLIME_CLONE.is_dir(), reason=f"no clone of THUDM/slime at {SLIME_CLONE} (set SPECGUARD_SLIME_REPO)")
+@pytest.mark.skipif(SLIME_CLONE is None, reason=NO_SLIME_CLONE)
 def test_slime_flags_match_the_generator():
     result = subprocess.run(
         [sys.executable, str(SCRIPT), str(SLIME_CLONE), "--ref", "624b824a8", "--check"],

@@ -9,6 +9,7 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.slime._slime import SLIME_HEAD
 from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
 from specguard.sglang_facts.changes import DRAFT_WEIGHTS_CPU_BACKUP, WEIGHTS_CPU_BACKUP
+from specguard.slime_flags import slime_flags
 
 # Algorithms whose draft is a set of weights the memory saver releases (NGRAM has none).
 # sglang 0.5.3 model_runner.py:785-787: the weights region takes enable_weights_cpu_backup (target and draft).
@@ -35,8 +36,17 @@ def _mtp_layers(ctx: CheckContext) -> int:
         return 0
 
 
+def slime_sets_backup(ctx: CheckContext) -> bool:
+    """Whether the launch's slime (--slime-version) passes the draft's CPU backup to every engine
+    itself; without a slime version specguard knows, it cannot tell."""
+    found = slime_flags(ctx.env.slime_version) if ctx.env.slime_version else None
+    return found is not None and "enable_draft_weights_cpu_backup" in found.engine_sets
+
+
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS or not rollout_offloaded(ctx):
+        return
+    if slime_sets_backup(ctx):
         return
     if ctx.spec.has("--enable-draft-weights-cpu-backup") or ctx.spec.has("--enable-weights-cpu-backup"):
         return
@@ -91,8 +101,9 @@ RULE = Rule(
         "the draft alone with `--enable-draft-weights-cpu-backup` since 0.5.5.post3 (`model_runner.py:760-761`; "
         "0.5.5 has neither branch for the draft); 0.5.23 still defaults both off "
         "(`model_runner_components/load_model_utils.py:307-309`). slime added the flag to its MTP scripts in "
-        f"#971 'to avoid MTP acc len issue' and passes it to every engine itself since {SLIME_SETS_BACKUP}; "
-        "specguard cannot see slime's version, hence a warning. sglang#31674 (open) reports setups where the "
+        f"#971 'to avoid MTP acc len issue' and passes it to every engine itself since {SLIME_SETS_BACKUP} "
+        "(`sglang_engine.py`; `specguard/data/slime-flags.json` records it per slime commit), so the rule is quiet "
+        "for a `--slime-version` at or after it; without one specguard cannot tell. sglang#31674 (open) reports setups where the "
         "backup alone does not restore the draft.",
         fix="Add `--sglang-enable-draft-weights-cpu-backup` (before 0.5.5.post3: "
         "`--sglang-enable-weights-cpu-backup`), or train the MTP layer online (`--mtp-num-layers 1`, with `--enable-mtp-training` to train it).",
