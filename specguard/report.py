@@ -216,23 +216,16 @@ def _finding_location(finding: Finding, ctx: CheckContext, found: Any, preset_fi
 def _preset_line(preset_file: str, flags: tuple[str, ...]) -> int | None:
     """The line of a preset's ``flags:`` entry for one of ``flags`` (written without the dashes,
     in SGLang's or slime's spelling)."""
-    import re
     from pathlib import Path
+
+    from specguard.suppressions import preset_flag_entries
 
     names = {flag.removeprefix("--") for flag in flags} | {"sglang-" + flag.removeprefix("--") for flag in flags}
     try:
         lines = Path(preset_file).read_text(encoding="utf-8").splitlines()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None
-    in_flags = False
-    for number, text in enumerate(lines, 1):
-        if re.match(r"[A-Za-z_]", text):  # a top-level key: are we entering `flags:`?
-            in_flags = text.startswith("flags:")
-            continue
-        match = re.match(r"\s+([A-Za-z0-9-]+)\s*:", text)
-        if in_flags and match and match.group(1) in names:
-            return number
-    return None
+    return next((number for number, key, _ in preset_flag_entries(lines) if key in names), None)
 
 
 def _artifact_uri(file: str) -> str:

@@ -11,7 +11,7 @@ table they make, and deciding is pure.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,8 +94,7 @@ def suppressions_in_script(found: FoundLaunch) -> Suppressions:
 
 
 def suppressions_in_preset(preset_file: Path) -> Suppressions:
-    """The directives on a preset's ``flags:`` keys (SGLang's or slime's spelling, no dashes;
-    the keys are found as ``report._preset_line`` finds them for SARIF)."""
+    """The directives on a preset's ``flags:`` keys (SGLang's or slime's spelling, no dashes)."""
     from specguard.dialects import canonical_flag
     from specguard.models import Dialect
 
@@ -105,18 +104,23 @@ def suppressions_in_preset(preset_file: Path) -> Suppressions:
         return NONE
     written: set[str] = set()
     by_flag: dict[str, frozenset[str]] = {}
-    in_flags = False
-    for text in lines:
-        if re.match(r"[A-Za-z_]", text):  # a top-level key: are we entering `flags:`?
-            in_flags = text.startswith("flags:")
-            continue
-        match = re.match(r"\s+([A-Za-z0-9-]+)\s*:", text)
-        if not (in_flags and match):
-            continue
-        key = match.group(1)
+    for _, key, text in preset_flag_entries(lines):
         flag = canonical_flag("--" + key, Dialect.SLIME if key.startswith("sglang-") else Dialect.SGLANG)
         written.add(flag)
         codes = directive(text)
         if codes is not None:
             by_flag[flag] = codes
     return Suppressions(written=frozenset(written), by_flag=by_flag)
+
+
+def preset_flag_entries(lines: list[str]) -> Iterator[tuple[int, str, str]]:
+    """Each key under a preset's top-level ``flags:``: (line number, key, the line), read from the
+    text as written (the parsed YAML has no lines); SARIF places findings with it too."""
+    in_flags = False
+    for number, text in enumerate(lines, 1):
+        if re.match(r"[A-Za-z_]", text):  # a top-level key: are we entering `flags:`?
+            in_flags = text.startswith("flags:")
+            continue
+        match = re.match(r"\s+([A-Za-z0-9-]+)\s*:", text)
+        if in_flags and match:
+            yield number, match.group(1), text
