@@ -38,6 +38,7 @@ COMMANDS: dict[str, Command] = {
     "render": Command("render_cmd", "Render a preset's corrected launch: safe fixes applied (unsafe ones with --unsafe-fixes).", server_args=True),
     "launch": Command("launch_cmd", "Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it.", server_args=True),
     "models": Command("models_cmd", "List the model catalog (public config.json copies), or show the facts used for one model."),
+    "explain": Command("explain_cmd", "Explain a crash log: its cause, its fix and the release that fixes it.", sarif=True),
     "accept": Command("accept_cmd", "Measure accept length and per-position acceptance for a grid of speculative settings."),
     "hook": Command("hook_cmd", "Check each file a pre-commit hook passes: launch scripts or presets (.pre-commit-hooks.yaml)."),
     "completion": Command("completion_cmd", "Print a shell completion script (bash, zsh or fish) for every command and its options."),
@@ -84,6 +85,11 @@ def main(argv: list[str]) -> int:
     except SystemExit as stop:  # --help printed, or an error already reported (cli/errors.py)
         return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
     except KeyboardInterrupt:
+        # A second Ctrl-C while the interpreter shuts down would kill it by the signal instead of
+        # exiting 130 (CPython restores SIGINT's default action during finalization).
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         # 128 + SIGINT, as a shell reports it: 1 means "error findings remain", and a CI script
         # must tell an interrupted run from a failed check.
         print("specguard: aborted", file=sys.stderr)

@@ -6,22 +6,15 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from specguard import engine
-from specguard.engine import Outcome
+from specguard.diagnosis import diagnose, retry_spec
 from specguard.launch.console import RichReporter
 from specguard.launch.exit_codes import RunKind
 from specguard.launch.probe import port_is_free
 from specguard.launch.session import LaunchSession
-from specguard.launch.signatures import diagnose
 from specguard.launch.supervisor import StopRequest, SuperviseOptions, supervise
-from specguard.models import Applicability, Edit
-from specguard.rules import ALL_RULES
-from specguard.rules.base import CheckContext
-from specguard.spec import LaunchSpec
 
 # The signals that stop a launch: Ctrl-C, kill, the terminal closing (SIGHUP) and Ctrl-\\ (SIGQUIT).
 # Each is passed to the runtime's process group and the launcher exits 128 + N.
@@ -89,7 +82,7 @@ def run(session: LaunchSession, console: Any, *, ready_timeout: float, smoke: bo
                 if fixable and result.kind is RunKind.CRASHED and not retry_with_fix:
                     console.print("rerun with --retry-with-fix to try the fix above once")
                 return result.exit_code
-            spec, refusal = recheck_retry(spec, fixable[0].edits, check_ctx, outcome)
+            spec, refusal = retry_spec(spec, fixable[0].edits, check_ctx, outcome)
             if refusal:
                 console.print(f"[bold red]not retrying[/bold red]: {refusal}", highlight=False)
                 return result.exit_code
@@ -110,20 +103,6 @@ def _open_without_waiting(path: str, flags: int) -> int:
     """O_NONBLOCK: a FIFO put in the log file's place since the CLI refused non-regular files
     fails to open instead of hanging until a reader comes (a regular file is unaffected)."""
     return os.open(path, flags | os.O_NONBLOCK)
-
-
-def recheck_retry(spec: LaunchSpec, edits: Sequence[Edit], check_ctx: CheckContext, outcome: Outcome) -> tuple[LaunchSpec, str | None]:
-    """The retried launch is checked like the first one: the crash fix is applied, then the safe
-    fixes (so a fallback written as --cuda-graph-max-bs becomes the name this SGLang release
-    accepts, VB003), and a retry that would bring a new error is refused instead of started."""
-    for edit in edits:
-        spec = spec.apply(edit)
-    retried = engine.check(ALL_RULES, check_ctx.with_spec(spec), fix_level=Applicability.SAFE)
-    before = {f.code for f in outcome.errors}
-    new_errors = [f for f in retried.errors if f.code not in before]
-    if new_errors:
-        return spec, "; ".join(f"{f.code}: {f.message}" for f in new_errors)
-    return retried.corrected, None
 
 
 def fail(console: Any, message: str) -> None:

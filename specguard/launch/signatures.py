@@ -1,6 +1,7 @@
 """Known failure signatures in a runtime's log: what the line means, the rule that explains it, the fix.
 
-One table, data only. Each signature names the SGLang issue or pull request whose log holds
+One table, data only, read by the one matcher (specguard/diagnosis.py) next to the rules' own
+``log_signatures``. Each signature names the SGLang issue or pull request whose log holds
 the line (``source``); ``tests/launch/fixtures/sglang_log_excerpts.json`` quotes those lines
 and the tests match every pattern against them.
 
@@ -13,10 +14,7 @@ already in use is about the machine, not the configuration).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-
-from packaging.version import Version
+from dataclasses import dataclass, field
 
 from specguard.models import Edit
 
@@ -290,70 +288,3 @@ SIGNATURES: tuple[Signature, ...] = (
         source="https://github.com/dphnAI/sonar/issues/621",
     ),
 )
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    signature: Signature
-    line: str
-    rule: str | None
-    edits: tuple[Edit, ...]
-    fix_title: str | None
-
-
-def match(lines: Iterable[str]) -> list[tuple[Signature, str]]:
-    """Every signature found in ``lines``, in table order, each with the first line it matched."""
-    found: dict[str, tuple[Signature, str]] = {}
-    lines = list(lines)
-    for signature in SIGNATURES:
-        for line in lines:
-            if signature.pattern.search(line):
-                found[signature.key] = (signature, line.rstrip())
-                break
-    return [found[s.key] for s in SIGNATURES if s.key in found]
-
-
-def diagnose(lines: Iterable[str], fired: Sequence[object] = (), version: Version | None = None) -> list[Diagnosis]:
-    """Signatures in the log, each with the rule that explains it here and the fix to try.
-
-    ``fired``: the launch's findings (``Finding``). A signature's rule that fired with a fix
-    gives that fix; else the signature's fallback edits are offered. ``version``: the SGLang
-    release launched, whose name of the decode CUDA-graph flag the advice and edits use.
-    """
-    by_code = {getattr(f, "code", None): f for f in fired}
-    diagnoses = []
-    for found, line in match(lines):
-        signature = _in_release(found, version)
-        rule = next((code for code in signature.rules if code in by_code), None)
-        finding = by_code.get(rule) if rule else None
-        if finding is not None and finding.fix is not None:  # type: ignore[attr-defined]
-            diagnoses.append(Diagnosis(signature, line, rule, tuple(finding.fix.edits), finding.fix.title))  # type: ignore[attr-defined]
-        else:
-            title = ", ".join(_show(e) for e in signature.fallback) or None
-            diagnoses.append(
-                Diagnosis(signature, line, rule or (signature.rules[0] if signature.rules else None), signature.fallback, title)
-            )
-    return diagnoses
-
-
-# The table writes the decode CUDA-graph cap by its first name; a release from 0.5.14 on calls it
-# --cuda-graph-max-bs-decode, and from 0.5.20 on refuses the old name (resolution/cuda_graph.py).
-_GRAPH_MAX_BS = re.compile(r"--cuda-graph-max-bs(?![\w-])")
-
-
-def _in_release(signature: Signature, version: Version | None) -> Signature:
-    if version is None:
-        return signature
-    from specguard.resolution.cuda_graph import graph_max_flag
-
-    name = graph_max_flag(version)
-    fallback = tuple(Edit(name=name, value=e.value) if _GRAPH_MAX_BS.fullmatch(e.name) else e for e in signature.fallback)
-    return replace(signature, advice=_GRAPH_MAX_BS.sub(name, signature.advice), fallback=fallback)
-
-
-def _show(edit: Edit) -> str:
-    if edit.value is True:
-        return edit.name
-    if edit.value is None or edit.value is False:
-        return f"drop {edit.name}"
-    return f"{edit.name} {edit.value}"

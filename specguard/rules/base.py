@@ -187,6 +187,9 @@ class Rule(Frozen, kw_only=False):
     # The rules whose finding this rule's finding makes redundant (the same cause, told more
     # specifically): the engine drops theirs when this rule's finding names all of their flags.
     supersedes: tuple[str, ...] = ()
+    # What the failure looks like in a runtime's log: regexes for the error SGLang prints, which
+    # `explain` and `launch`'s crash diagnosis match (specguard/diagnosis.py).
+    log_signatures: tuple[str, ...] = ()
 
     def applies_to(self, ctx: CheckContext) -> bool:
         if self.dialects is not None and ctx.spec.dialect not in self.dialects:

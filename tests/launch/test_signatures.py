@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from packaging.version import Version
 
-from specguard.launch.signatures import SIGNATURES, diagnose, match
+from specguard.diagnosis import any_signature, diagnose, match
+from specguard.launch.signatures import SIGNATURES
 from specguard.models import Applicability, Edit, Finding, Fix, Severity
-from specguard.rules import RULES_BY_CODE
+from specguard.rules import ALL_RULES, RULES_BY_CODE
 from tests.launch.conftest import FIXTURES
 
 EXCERPTS = json.loads((FIXTURES / "sglang_log_excerpts.json").read_text(encoding="utf-8"))
@@ -69,3 +71,44 @@ def test_illegal_memory_access_prefers_the_rule_that_fired() -> None:
     vb001 = Finding(code="VB001", name="flashinfer-draft-graph-padding-crash", severity=Severity.WARNING, message="...")
     diagnosis = diagnose(["RuntimeError: CUDA error: an illegal memory access was encountered"], [vb001])[0]
     assert diagnosis.rule == "VB001"
+
+
+def test_each_rule_log_signature_matches_the_message_its_rule_quotes() -> None:
+    import inspect
+    import re
+
+    declaring = [rule for rule in ALL_RULES if rule.log_signatures]
+    assert len(declaring) >= 5
+    for rule in declaring:
+        source = inspect.getsource(inspect.getmodule(rule.check))  # type: ignore[arg-type]
+        # The module's text with implicitly joined string literals joined and f-string fields
+        # filled with a number, as SGLang would print them.
+        text = re.sub(r"\{[^{}]*\}", "131072", re.sub(r"[\"']\s*\n\s*f?[\"']", "", source))
+        for pattern in rule.log_signatures:
+            assert re.search(pattern, text, re.IGNORECASE), (rule.code, pattern)
+
+
+def test_a_rule_signature_on_a_line_its_table_signature_explains_adds_nothing() -> None:
+    log = ["RuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::Half"]
+    assert [signature.key for signature, _ in match(log)] == ["dtype-mismatch"]
+
+
+def test_the_rule_that_fired_ranks_first() -> None:
+    dm012 = Finding(code="DM012", name="context-length-above-target", severity=Severity.ERROR, message="...")
+    log = ["ValueError: User-specified context_length (131072) is greater than the derived context_length (2048)."]
+    assert [d.rule for d in diagnose(log)] == ["DM002", "DM012"]  # table order
+    assert [d.rule for d in diagnose(log, [dm012])] == ["DM012", "DM002"]
+
+
+def test_the_first_pass_lets_every_quoted_line_through_and_healthy_ones_not() -> None:
+    assert all(any_signature().search(case["excerpt"]) for case in EXCERPTS)
+    assert not any_signature().search("[2026-11-22 02:30:05] Capture cuda graph end. Time elapsed: 12.11 s.")
+
+
+def test_a_rule_whose_releases_hold_the_launch_ranks_before_one_fixed_earlier() -> None:
+    log = [
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "TypeError: 'NoneType' object has no attribute 'prepare_for_decode'",  # PL063: before 0.5.20
+    ]
+    assert diagnose(log, version=Version("0.5.19"))[0].signature.key == "dflash-pd-decode-no-draft-input"
+    assert diagnose(log, version=Version("0.5.23"))[0].signature.key == "illegal-memory-access"

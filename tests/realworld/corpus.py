@@ -136,6 +136,8 @@ class Case(_Strict):
     symptom: str
     expect: Expect
     xfail: str | None = Field(None, description="why the rules cannot catch it yet")
+    log: str | None = Field(None, description="the error message or traceback the source quotes, verbatim (up to ~40 lines)")
+    log_source: str | None = Field(None, description="the https URL of the issue, PR or comment the log was copied from")
 
     @field_validator("domain")
     @classmethod
@@ -143,6 +145,19 @@ class Case(_Strict):
         if domain not in DOMAINS:
             raise ValueError(f"unknown domain {domain!r}: one of {', '.join(DOMAINS)}")
         return domain
+
+    @model_validator(mode="after")
+    def _log_cited(self) -> Case:
+        if (self.log is None) != (self.log_source is None):
+            raise ValueError("log and log_source go together: the verbatim error text and the public URL it was copied from")
+        if self.log is not None:
+            if not self.log.strip():
+                raise ValueError("log must be the quoted error text, not empty")
+            if not (self.log_source or "").startswith("https://"):
+                raise ValueError("log_source must be a public https URL")
+            if not self.is_failure:
+                raise ValueError("only a failure case quotes an error (log)")
+        return self
 
     @property
     def part(self) -> int:
@@ -340,4 +355,181 @@ def figures_table(results: Iterable[Result]) -> str:
             f"| {name} | {t.failures} | {t.caught} | {t.caught_quietly} | {_rate(t.caught, t.failures)} | {t.xfail} | {t.goods} "
             f"| {t.warned} ({_rate(t.warned, t.goods)}) | {t.false_alarms} |"
         )
+    return "\n".join(lines)
+
+
+# --- `specguard explain` on the quoted error text (issue #24) -----------------------------------
+
+SGLANG_PYTHON = REPO / ".venv-sglang" / "bin" / "python"
+
+# Run inside SGLang's venv: the launch each case's argv makes, as SGLang's own parser builds it and
+# its ServerArgs.__repr__ prints it (unresolved: resolution needs the model's files). None where
+# SGLang's parser refuses the argv (say, no --model-path: the report names no model).
+_SGLANG_ECHO = r"""
+import contextlib, io, json, sys
+from sglang.srt.server_args import prepare_server_args
+out = {}
+for key, argv in json.load(sys.stdin).items():
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            out[key] = "server_args=" + repr(prepare_server_args(list(argv)))
+    except BaseException:
+        out[key] = None
+print(json.dumps(out))
+"""
+
+
+def _literal(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def echo_by_hand(argv: Iterable[str]) -> str:
+    """The launch in the form SGLang prints it (``server_args=ServerArgs(name=value, ...)``), built
+    from the argv alone: each flag as its field name, a bare flag as True, numbers as numbers.
+    Used where SGLang's own parser cannot build the record (see :func:`launch_echoes`)."""
+    argv = list(argv)
+    fields: list[tuple[str, Any]] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if not arg.startswith("--"):
+            continue
+        name, eq, inline = arg[2:].partition("=")
+        values = [inline] if eq else []
+        while not eq and i < len(argv) and not argv[i].startswith("--"):
+            values.append(argv[i])
+            i += 1
+        value: Any = True if not values else _literal(values[0]) if len(values) == 1 else [_literal(v) for v in values]
+        fields.append((name.replace("-", "_"), value))
+    return "server_args=ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in fields) + ")"
+
+
+def _sglang_argv(case: Case) -> list[str] | None:
+    """The SGLang server argv of a case: as given, or slime's --sglang-* flags without the prefix;
+    None for sgl-jax (another server with its own arguments)."""
+    if case.dialect == "sgl-jax":
+        return None
+    if case.dialect == "slime":
+        argv: list[str] = []
+        keep = False
+        for arg in case.argv:
+            if arg.startswith("--"):
+                keep = arg.startswith("--sglang-")
+                if keep:
+                    argv.append("--" + arg[len("--sglang-"):])
+            elif keep:
+                argv.append(arg)
+        return argv
+    return list(case.argv)
+
+
+@cache
+def launch_echoes(case_ids: tuple[str, ...] | None = None) -> dict[str, tuple[str, str]]:
+    """Case id -> (the ``server_args=ServerArgs(...)`` line, who built it: "sglang" or "by hand"),
+    for the cases with a ``log``. SGLang's own prepare_server_args (the venv at .venv-sglang) builds
+    it where it can; :func:`echo_by_hand` otherwise."""
+    cases = [c for c in load_cases() if c.log is not None and (case_ids is None or c.id in case_ids)]
+    wanted = {c.id: argv for c in cases if (argv := _sglang_argv(c)) is not None}
+    built: dict[str, str | None] = {}
+    if wanted and SGLANG_PYTHON.is_file():
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_"))}
+        clean.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+        try:
+            proc = subprocess.run([str(SGLANG_PYTHON), "-c", _SGLANG_ECHO], input=json.dumps(wanted), capture_output=True,
+                                  text=True, env=clean, timeout=600)
+            built = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {}
+        except (subprocess.TimeoutExpired, json.JSONDecodeError):
+            built = {}
+    echoes = {}
+    for case in cases:
+        line = built.get(case.id)
+        echoes[case.id] = (line, "sglang") if line else (echo_by_hand(_sglang_argv(case) or case.argv), "by hand")
+    return echoes
+
+
+class ExplainUnavailable(RuntimeError):
+    """This specguard has no ``explain`` command (issue #24): the figures are unavailable, not 0%."""
+
+
+def explain_rules(text: str) -> list[str | None]:
+    """The rules of the causes ``specguard explain --format json -`` names for ``text``, best first
+    (None for a cause no rule names). A run that fails or prints no JSON names none."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_", "HF_"))}
+    clean.update({"HF_HUB_OFFLINE": "1", "NO_COLOR": "1"})
+    proc = subprocess.run([sys.executable, "-m", "specguard", "explain", "--format", "json", "-"], input=text,
+                          capture_output=True, text=True, env=clean, timeout=120)
+    if "no such command" in proc.stderr:
+        raise ExplainUnavailable(proc.stderr.strip().splitlines()[-1])
+    try:
+        document = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return []
+    return [cause.get("rule") for cause in document.get("causes", [])]
+
+
+@dataclass(frozen=True)
+class Explained:
+    case: Case
+    alone: tuple[str | None, ...]  # the rules explain names for the log alone, best first
+    with_launch: tuple[str | None, ...]  # ... for the launch echo line, then the log
+    echo_by: str  # "sglang" or "by hand"
+
+    @property
+    def in_first_three(self) -> bool:
+        return bool(set(self.alone[:3]) & set(self.case.expect.rules))
+
+    @property
+    def first_with_launch(self) -> bool:
+        return bool(self.with_launch) and self.with_launch[0] in self.case.expect.rules
+
+
+def explain_case(case: Case, echo: tuple[str, str]) -> Explained:
+    assert case.log is not None
+    alone = explain_rules(case.log)
+    with_launch = explain_rules(f"{echo[0]}\n{case.log}")
+    return Explained(case, tuple(alone), tuple(with_launch), echo[1])
+
+
+@cache
+def explain_results() -> tuple[Explained, ...] | str:
+    """Every logged case through ``specguard explain``, or why the figures are unavailable."""
+    cases = [c for c in load_cases() if c.log is not None]
+    echoes = launch_echoes()
+    try:
+        explain_rules("")
+    except ExplainUnavailable as unavailable:
+        return str(unavailable)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return tuple(pool.map(lambda c: explain_case(c, echoes[c.id]), cases))
+
+
+def explain_table(explained: tuple[Explained, ...] | str, cases: Iterable[Case]) -> str:
+    """The explain figures as a Markdown table, per part and overall: of the failure cases whose
+    source quotes an error (``log``), how many ``explain`` names one of the case's rules for among
+    its first three causes on the log alone, and first with the launch echoed before it."""
+    cases = list(cases)
+    lines = [
+        "| explain | failure cases | with a quoted error | rule in first three (log alone) | rule first (launch echoed) | launch echoed by SGLang's parser |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, part in (("part 1", 1), ("part 2", 2), ("**all**", None)):
+        failures = [c for c in cases if c.is_failure and (part is None or c.part == part)]
+        logged = [c for c in failures if c.log is not None]
+        if isinstance(explained, str):
+            lines.append(f"| {name} | {len(failures)} | {len(logged)} | unavailable | unavailable | – |")
+            continue
+        mine = [e for e in explained if part is None or e.case.part == part]
+        top3 = sum(e.in_first_three for e in mine)
+        first = sum(e.first_with_launch for e in mine)
+        by_sglang = sum(e.echo_by == "sglang" for e in mine)
+        lines.append(f"| {name} | {len(failures)} | {len(logged)} | {top3} ({_rate(top3, len(mine))}) "
+                     f"| {first} ({_rate(first, len(mine))}) | {by_sglang} of {len(mine)} |")
+    if isinstance(explained, str):
+        lines.append(f"\n`specguard explain` is unavailable here ({explained}): these figures are not 0%.")
     return "\n".join(lines)

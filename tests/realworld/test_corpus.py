@@ -121,3 +121,52 @@ def test_failure_case_must_name_the_flags_to_change(verdict):
     with pytest.raises(ValueError, match="expect.flags"):
         Expect(verdict=verdict)
     assert Expect(verdict=verdict, flags=("--page-size",)).flags == ("--page-size",)
+
+
+LOGGED = [c for c in CASES if c.log is not None]
+
+
+def test_every_log_is_quoted_text_with_its_source():
+    # issue #24: the error text a case's source quotes, kept verbatim with the URL it was copied from.
+    assert LOGGED, "no case keeps its source's error text"
+    for case in LOGGED:
+        assert case.is_failure, f"{case.id}: only a failure case quotes an error"
+        assert case.log and case.log.strip(), f"{case.id}: empty log"
+        assert case.log_source and case.log_source.startswith("https://"), f"{case.id}: log_source must be a public https URL"
+        assert len(case.log.splitlines()) <= 60, f"{case.id}: keep the error line and the last frames, not the whole log"
+
+
+@pytest.mark.parametrize("fields", [{"log": "ValueError: x"}, {"log_source": "https://example.org"},
+                                    {"log": "  \n", "log_source": "https://example.org"},
+                                    {"log": "ValueError: x", "log_source": "http://example.org"}])
+def test_a_log_needs_its_source_and_text(fields):
+    from corpus import Case
+
+    with pytest.raises(ValueError, match="log"):
+        Case.model_validate({
+            "id": "x", "title": "t", "domain": "cache", "sglang_version": "0.5.23", "version_basis": "test", "argv": ["--model-path", "m"],
+            "symptom": "s", "source": {"report": "r", "url": "https://example.org", "quote": "q"},
+            "expect": {"verdict": "warn", "flags": ["--grammar-backend"], "rules": ["FX086"]}, **fields,
+        })
+
+
+def test_launch_echo_by_hand_reads_like_sglangs():
+    from corpus import echo_by_hand
+
+    assert echo_by_hand(["--speculative-algorithm", "EAGLE", "--tp", "2", "--enable-dp-attention", "--cuda-graph-bs", "1", "2"]) == (
+        "server_args=ServerArgs(speculative_algorithm='EAGLE', tp=2, enable_dp_attention=True, cuda_graph_bs=[1, 2])"
+    )
+
+
+def test_explain_figures_run():
+    # Either `specguard explain` ran on every logged case, or the figures say why they are unavailable.
+    from corpus import explain_results, explain_table
+
+    explained = explain_results()
+    table = explain_table(explained, CASES)
+    assert f"| **all** | {sum(c.is_failure for c in CASES)} | {len(LOGGED)} |" in table
+    if isinstance(explained, str):
+        assert "unavailable" in table
+    else:
+        assert {e.case.id for e in explained} == {c.id for c in LOGGED}
+        assert all(e.echo_by in ("sglang", "by hand") for e in explained)

@@ -98,4 +98,7 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P39",
     ),
     dialects=SGLANG_DIALECTS,
+    log_signatures=(
+        r"FlashAttention v3 Backend requires SM>=80 and SM<=90",
+    ),
 )

@@ -81,4 +81,7 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P20",
     ),
     dialects=SGLANG_DIALECTS,
+    log_signatures=(
+        r"trtllm_mha backend only supports topk = 1 for speculative decoding",
+    ),
 )

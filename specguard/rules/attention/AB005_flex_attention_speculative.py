@@ -58,4 +58,7 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P42",
     ),
     dialects=SGLANG_DIALECTS,
+    log_signatures=(
+        r"Speculative decoding is currently not supported with Flex Attention backend",
+    ),
 )

@@ -73,4 +73,7 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/speculative/eagle_draft_extend_cuda_graph_runner.py:177-180",
         "sglang 0.5.23: python/sglang/srt/configs/model_config.py (_get_and_verify_dtype)",
     ),
+    log_signatures=(
+        r"mat1 and mat2 (must have|to have) the same dtype",
+    ),
 )

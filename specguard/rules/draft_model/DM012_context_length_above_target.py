@@ -80,4 +80,7 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/configs/model_config.py:1291-1321 (_derive_context_length)",
         "sglang 0.5.23: python/sglang/srt/utils/hf_transformers/common.py:668-694 (get_context_length)",
     ),
+    log_signatures=(
+        r"context_length \(\d+\) is greater than the derived context_length",
+    ),
 )

@@ -111,4 +111,7 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/parallel_hook.py:39-61",
         "catalogue: shared/design/sglang-spec-checks.md P03, P23, P68, P71",
     ),
+    log_signatures=(
+        r"speculative decoding does not support dp attention",
+    ),
 )

@@ -104,4 +104,7 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P72, P73, P74, P75, P76, P77",
     ),
     sglang_versions=">=0.5.11",
+    log_signatures=(
+        r"DFLASH does not support constrained decoding",
+    ),
 )

@@ -73,4 +73,7 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/pull/39150",
         "catalogue: shared/design/sglang-spec-checks.md P49",
     ),
+    log_signatures=(
+        r"--disaggregation-decode-enable-radix-cache is incompatible with speculative",
+    ),
 )

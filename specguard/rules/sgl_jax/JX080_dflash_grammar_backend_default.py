@@ -67,4 +67,7 @@ RULE = Rule(
         "sglang-jax HEAD cddbf6f1: python/sgl_jax/test/speculative/test_dflash_server_args.py (grammar_backend='none')",
     ),
     dialects=(Dialect.SGL_JAX,),
+    log_signatures=(
+        r"DFLASH does not support constrained decoding",
+    ),
 )

@@ -115,4 +115,7 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P55",
     ),
     sglang_versions=">=0.5.11",
+    log_signatures=(
+        r"is not in the adaptive config candidate_steps",
+    ),
 )

@@ -99,4 +99,7 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P51, P52",
     ),
     sglang_versions=">=0.5.22",
+    log_signatures=(
+        r"--speculative-use-rejection-sampling requires --speculative-eagle-topk=1",
+    ),
 )
