@@ -58,10 +58,26 @@ def refuse_unless_regular(path: Path, label: str, *, hint: str) -> None:
         raise InputError(f"{label} is {file_kind(mode)}, not a file", hint=hint)
 
 
+def open_regular(path: Path | str, label: str, *, noun: str = "a file", hint: str) -> int:
+    """A descriptor of ``path``, refused unless it is a regular file. Opened without blocking and
+    checked on the opened file, so a FIFO cannot hang the open and nothing is swapped in between;
+    then set blocking (a regular file never blocks). An OSError of the open is the caller's to word."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{label} is {file_kind(mode)}, not {noun}", hint=hint)
+        os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
 def read_bytes_bounded(path: Path, label: str, *, limit: int = MAX_TEXT_BYTES, hint: str) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        descriptor = open_regular(path, label, hint=hint)
     except FileNotFoundError:
         raise InputError(f"{label}: no such file", hint=hint) from None
     except IsADirectoryError:
@@ -69,11 +85,6 @@ def read_bytes_bounded(path: Path, label: str, *, limit: int = MAX_TEXT_BYTES, h
     except OSError as error:
         raise InputError(f"{label}: cannot read it ({error.strerror or error.__class__.__name__})", hint=hint) from None
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"{label} is {file_kind(mode)}, not a file", hint=hint)
-        # A regular file never blocks; blocking reads keep the loop below simple.
-        os.set_blocking(descriptor, True)
         chunks: list[bytes] = []
         size = 0
         while size <= limit:

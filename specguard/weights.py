@@ -10,7 +10,6 @@ requests; from the HF cache, the cached shards' headers are read like a local di
 from __future__ import annotations
 
 import os
-import stat
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +19,7 @@ from specguard.errors import InputError
 from specguard.folders import escape
 from specguard.json_input import parse_json, shown
 from specguard.models import WeightFacts
-from specguard.text_input import file_kind, read_bytes_bounded
+from specguard.text_input import open_regular, read_bytes_bounded
 
 INDEX_FILE = "model.safetensors.index.json"
 SINGLE_FILE = "model.safetensors"
@@ -44,16 +43,12 @@ def read_header(path: Path) -> Header:
     """The tensor table of one safetensors file (the ``__metadata__`` entry dropped)."""
     hint = "the file is damaged or not safetensors; re-download it"
     try:
-        # Opened without blocking and checked on the opened file: a FIFO named like a shard would
-        # otherwise hang the check, and /dev/zero would pass for a header of zeros.
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # A FIFO named like a shard would otherwise hang the check, and /dev/zero would pass for a
+        # header of zeros.
+        descriptor = open_regular(path, str(path), noun="a safetensors file", hint="point at the checkpoint's real shard files")
     except OSError as error:
         raise InputError(f"cannot read {path} ({error.strerror or error.__class__.__name__})", hint="check the file's permissions") from None
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"{path} is {file_kind(mode)}, not a safetensors file", hint="point at the checkpoint's real shard files")
-        os.set_blocking(descriptor, True)
         prefix = _read_exactly(descriptor, 8)
         if len(prefix) != 8:
             raise InputError(f"{path} is not a safetensors file (shorter than 8 bytes)", hint="re-download the shard")

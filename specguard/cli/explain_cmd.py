@@ -8,7 +8,6 @@ matcher ``launch`` uses (specguard/diagnosis.py).
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from specguard.log_digest import (
     argv_from_fields,
     server_args_fields,
 )
-from specguard.text_input import file_kind
+from specguard.text_input import open_regular
 
 SCHEMA_VERSION = 1
 WIDTH = 80
@@ -114,14 +113,9 @@ def _open(path: str) -> IO[bytes]:
     if path == "-":
         return os.fdopen(os.dup(sys.stdin.fileno()), "rb")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = open_regular(path, path, noun="a log file", hint=_HINT)
     except OSError as error:
         raise InputError(f"{path}: cannot read it ({error.strerror or error.__class__.__name__})", hint=_HINT) from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise InputError(f"{path} is {file_kind(mode)}, not a log file", hint=_HINT)
-    os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
 
