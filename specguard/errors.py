@@ -15,3 +15,8 @@ class InputError(Exception):
 
     def one_line(self) -> str:
         return f"{self.message}: {self.hint}" if self.hint else self.message
+
+
+def echoed(text: str, *, limit: int = 40) -> str:
+    """Text the user gave, for a one-line message: a pasted 5000-digit number is not echoed whole."""
+    return text if len(text) <= limit else f"{text[:30]}... ({len(text)} characters)"

@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from specguard.errors import InputError
+from specguard.errors import InputError, echoed
 
 
 def parse_json(text: str | bytes, label: str, *, hint: str) -> Any:
@@ -46,6 +46,5 @@ def parse_json(text: str | bytes, label: str, *, hint: str) -> Any:
 
 
 def shown(value: Any) -> str:
-    """A parsed JSON value for a one-line message, cut to 40 characters."""
-    text = json.dumps(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    """A parsed JSON value for a one-line message, as JSON writes it."""
+    return echoed(json.dumps(value))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from specguard.errors import InputError
+from specguard.errors import InputError, echoed
 from specguard.flags import FLAGS_BY_DEST, FLAGS_BY_NAME, FlagSpec, ValueKind
 from specguard.frozen import Field
 from specguard.models import Dialect, Edit, FlagValue, Frozen
@@ -183,5 +183,5 @@ def _to_int(spec: FlagSpec, raw: str) -> int:
 
 
 def shown_value(raw: str) -> str:
-    """A flag value for a message: a pasted 5000-digit number is not echoed whole."""
-    return repr(raw) if len(raw) <= 40 else f"{raw[:30]!r}... ({len(raw)} characters)"
+    """A flag value for a message, quoted as Python writes a string."""
+    return echoed(repr(raw))

@@ -21,9 +21,9 @@ Exit codes (also in the command's help and docs/launch.md):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import stat
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -60,6 +60,7 @@ from specguard.cli.parsing import (
 )
 from specguard.errors import InputError
 from specguard.launch.exit_codes import help_text
+from specguard.text_input import refuse_unless_regular
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -158,18 +159,10 @@ def _refuse_unusable_log_file(path: Path) -> None:
     """Only a regular file (or a path to create one) is a log file: opening a FIFO blocks until a
     reader comes, and a reader that stops reading would stall the runtime's log, then the runtime.
     /dev/null is the one device taken: writing there discards the log and never waits."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return  # created when the runtime starts
-    except OSError as error:
-        raise InputError(f"--log-file {path}: {error.strerror or error}", hint="give the path of a regular file") from None
-    if stat.S_ISCHR(mode) and os.path.samefile(path, os.devnull):
-        return  # the usual way to discard a log; it never blocks
-    if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else (
-            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
-        raise InputError(f"--log-file {path} is {kind}", hint="give the path of a regular file (created if missing)")
+    with contextlib.suppress(OSError):
+        if os.path.samefile(path, os.devnull):
+            return  # the usual way to discard a log; it never blocks
+    refuse_unless_regular(path, f"--log-file {path}", hint="give the path of a regular file (created if missing)")
 
 
 def _refuse_unbindable_host(host: str) -> None:

@@ -28,10 +28,10 @@ def one_error_line(stderr: str) -> str:
 def non_regular_files(tmp_path: Path) -> dict[str, Path]:
     fifo = tmp_path / "log.fifo"
     os.mkfifo(fifo)
-    return {"a FIFO": fifo, "a directory": tmp_path, "a device": Path("/dev/zero")}
+    return {"a FIFO (named pipe)": fifo, "a directory": tmp_path, "a character device": Path("/dev/zero")}
 
 
-@pytest.mark.parametrize("kind", ["a FIFO", "a directory", "a device"])
+@pytest.mark.parametrize("kind", ["a FIFO (named pipe)", "a directory", "a character device"])
 def test_a_log_file_that_is_not_a_regular_file_is_refused_before_the_runtime_starts(tmp_path: Path, kind: str) -> None:
     # Live, not a dry run: opening a FIFO with no reader blocks for ever (timeout= is the bound).
     path = non_regular_files(tmp_path)[kind]
