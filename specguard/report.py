@@ -151,24 +151,28 @@ def outcome_sarif(checked: list[tuple[Outcome, CheckContext, Any]], rules_meta: 
     ``FoundLaunch`` read from text or None); a finding read from text points at the line that
     holds its flag (or the launch's first line), else at the target's config.json."""
     level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-    used = sorted({f.code for outcome, _, _ in checked for f in outcome.findings})
+    used = sorted({f.code for outcome, _, _ in checked for f in (*outcome.findings, *outcome.suppressed)})
     results = []
     for outcome, ctx, found in checked:
         secrets = launch_secrets(outcome, ctx)
-        for f in outcome.findings:
+        # A finding silenced by a ``# specguard: ignore`` comment is still a result, marked as
+        # suppressed in source (SARIF 2.1.0, 3.27.23): code scanning shows it as dismissed, and
+        # removing the comment does not make it look new.
+        for f, suppressions in [(f, None) for f in outcome.findings] + [(f, [{"kind": "inSource"}]) for f in outcome.suppressed]:
             uri, line = _finding_location(f, ctx, found, preset_file)
             physical: dict[str, Any] = {"artifactLocation": {"uri": uri}}
             if line is not None:
                 physical["region"] = {"startLine": line}
-            results.append(
-                {
-                    "ruleId": f.code,
-                    "level": level[f.severity],
-                    "message": {"text": mask_values(f.message, secrets) + (" (fixed)" if f.resolved else "")},
-                    "locations": [{"physicalLocation": physical}],
-                    "properties": {"flags": list(f.flags), "applied": f.applied, "resolved": f.resolved},
-                }
-            )
+            result: dict[str, Any] = {
+                "ruleId": f.code,
+                "level": level[f.severity],
+                "message": {"text": mask_values(f.message, secrets) + (" (fixed)" if f.resolved else "")},
+                "locations": [{"physicalLocation": physical}],
+                "properties": {"flags": list(f.flags), "applied": f.applied, "resolved": f.resolved},
+            }
+            if suppressions is not None:
+                result["suppressions"] = suppressions
+            results.append(result)
     rules = []
     for code in used:
         if code not in rules_meta:

@@ -161,6 +161,25 @@ def test_show_suppressed_lists_them_and_they_do_not_count_for_the_exit_code(tmp_
     assert "1 finding(s) suppressed" in quiet.stdout and "AB007" not in quiet.stdout
 
 
+def test_sarif_keeps_a_suppressed_finding_marked_as_suppressed_in_source(tmp_path: Path) -> None:
+    import jsonschema
+
+    preset = tmp_path / "ngram.yaml"
+    preset.write_text(
+        f"name: ngram-torch-native\ndescription: NGRAM on torch_native\nsources: [test]\nruntime: sglang\ntarget:\n  model: {QWEN}\n"
+        f"flags:\n  model-path: {QWEN}\n  speculative-algorithm: NGRAM\n  attention-backend: torch_native  # specguard: ignore[AB007]\n",
+        encoding="utf-8",
+    )
+    result = run_cli("check", "--offline", "--format", "sarif", "--preset", str(preset))
+    document = json.loads(result.stdout)
+    schema = json.loads((Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.validate(document, schema)
+    ab007 = [r for r in document["runs"][0]["results"] if r["ruleId"] == "AB007"]
+    assert result.returncode == 0 and len(ab007) == 1, result.stdout
+    assert ab007[0]["suppressions"] == [{"kind": "inSource"}] and ab007[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 10
+    assert all("suppressions" not in r for r in document["runs"][0]["results"] if r["ruleId"] != "AB007")
+
+
 def test_check_help_documents_selection() -> None:
     text = run_cli("check", "--help").stdout
     assert all(option in text for option in ("--select", "--extend-select", "--ignore", "--show-suppressed", "specguard: ignore[MM003]", "[tool.specguard]"))
