@@ -59,17 +59,26 @@ def check(
     offline: bool = False,
     fix: bool = False,
     unsafe_fixes: bool = False,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
 ) -> CheckResult:
     """Check one launch given as SERVER_ARGS (``["--model-path", "...", ...]``), as
     ``specguard check [OPTIONS] -- ARGV`` does. ``version``: the SGLang release (--sglang-version);
-    the rest are the CLI options of the same names. An unreadable input raises
-    ``specguard.errors.InputError`` (the CLI's one-line error, exit code 2)."""
+    the rest are the CLI options of the same names (``select``, ``ignore``, ``extend_select``:
+    codes, prefixes or categories, after the settings file closest to the current folder, as the
+    CLI reads them). An unreadable input raises ``specguard.errors.InputError`` (the CLI's
+    one-line error, exit code 2)."""
     from specguard.checking import run_check
     from specguard.cli.check import build_inputs, fix_level
+    from specguard.project_config import selection_for_command
 
     inputs = build_inputs(
         list(argv), preset=None, target=target, draft=draft, dialect=None, sglang_version=version,
         gpu=gpu, gpu_count=gpu_count, env=None, offline=offline,
     )
-    context, outcome = run_check(inputs, fix_level(fix, unsafe_fixes))
+    selection = selection_for_command(
+        None, None, None if select is None else [list(select)], [list(ignore)] if ignore else None, [list(extend_select)] if extend_select else None
+    )
+    context, outcome = run_check(inputs, fix_level(fix, unsafe_fixes), selection=selection)
     return CheckResult(outcome, context)

@@ -9,7 +9,15 @@ import sys
 from enum import StrEnum
 from pathlib import Path
 
-from specguard.cli.options import GPU, GPU_COUNT, OFFLINE, SGLANG_VERSION
+from specguard.cli.options import (
+    EXTEND_SELECT,
+    GPU,
+    GPU_COUNT,
+    IGNORE,
+    OFFLINE,
+    SELECT,
+    SGLANG_VERSION,
+)
 from specguard.cli.parsing import Invocation, Parser, add_options, choice
 
 DETAILS = {
@@ -29,7 +37,7 @@ def add_arguments(parser: Parser, name: str) -> None:
     parser.intermixed = True  # pre-commit passes the hook's args, then the files
     parser.add_argument("kind", metavar="[scripts|presets]", type=choice(Kind), help="What the files are: launch scripts or preset YAML files.")
     parser.add_argument("files", metavar="FILE", nargs="*", help="The files to check (pre-commit passes the changed ones).")
-    add_options(parser, SGLANG_VERSION, GPU, GPU_COUNT, OFFLINE)
+    add_options(parser, SGLANG_VERSION, GPU, GPU_COUNT, OFFLINE, SELECT, EXTEND_SELECT, IGNORE)
 
 
 def run(invocation: Invocation) -> int:
@@ -38,6 +46,8 @@ def run(invocation: Invocation) -> int:
     o = invocation.options
     shared = [*_given("--sglang-version", o.sglang_version), *_given("--gpu", o.gpu), *_given("--gpu-count", o.gpu_count)]
     shared += ["--offline"] if o.offline else []
+    for flag, given in (("--select", o.select), ("--extend-select", o.extend_select), ("--ignore", o.ignore)):
+        shared += [token for codes in given or () for token in (flag, ",".join(codes))]
     worst = 0
     for file in o.files:
         if o.kind is Kind.scripts and not _holds_a_launch(file):

@@ -71,6 +71,16 @@ def test_the_scripts_hook_checks_every_file_and_fails_on_the_worst(tmp_path: Pat
     assert "error(s) remain" in result.stdout
 
 
+def test_the_hooks_take_the_selectors(tmp_path: Path) -> None:
+    # The failing script's one error: VB003 (a flag 0.5.23 does not have), which supersedes SL003
+    # (the same flag ambiguous for slime's parser). Both ignored, the hook passes.
+    assert _run_hook("specguard-check-scripts", FAILING_SCRIPT, args=(*ARGS, "--ignore", "VB003")).returncode == 1
+    assert _run_hook("specguard-check-scripts", FAILING_SCRIPT, args=(*ARGS, "--ignore", "VB003,SL003")).returncode == 0
+    assert _run_hook("specguard-check-scripts", FAILING_SCRIPT, args=(*ARGS, "--select", "VB")).returncode == 1
+    misspelled = _run_hook("specguard-check-scripts", FAILING_SCRIPT, args=(*ARGS, "--select", "pref"))
+    assert misspelled.returncode == 2 and "pref" in misspelled.stderr
+
+
 def test_the_scripts_hook_passes_clean_scripts() -> None:
     result = _run_hook("specguard-check-scripts", CLEAN_SCRIPT, args=ARGS)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -38,6 +38,12 @@ def _as_the_cli_runs(monkeypatch: pytest.MonkeyPatch) -> None:
          {"version": "0.5.10", "gpu": "H100", "offline": True}, ["--sglang-version", "0.5.10", "--gpu", "H100", "--offline"]),
         # --target/--draft given apart from the launch.
         (["--speculative-algorithm", "NGRAM"], {"target": LLAMA, "gpu": "A100", "offline": True}, ["--target", LLAMA, "--gpu", "A100", "--offline"]),
+        # Rule selection as the CLI reads it.
+        (["--model-path", LLAMA, "--speculative-algorithm", "EAGLE3", "--dtype", "float16"],
+         {"version": "0.5.10", "gpu": "H100", "offline": True, "ignore": ["DM005"], "extend_select": ["perf"]},
+         ["--sglang-version", "0.5.10", "--gpu", "H100", "--offline", "--ignore", "DM005", "--extend-select", "perf"]),
+        (["--model-path", LLAMA, "--speculative-algorithm", "EAGLE3"], {"gpu": "H100", "offline": True, "select": ["start"]},
+         ["--gpu", "H100", "--offline", "--select", "start"]),
     ],
 )
 def test_the_result_is_what_check_format_json_prints(argv: list[str], options: dict, cli_options: list[str]) -> None:
