@@ -1,19 +1,23 @@
 """Benchmark: aggregate tokens/s and p50/p99 latency of the reference runtime's server under
-concurrency 1, 4 and 16, plain decoding and speculative (STANDALONE chain, tiny pair), for the
-batched scheduler (iteration-level) against the queued one (first-in first-out, batch size 1)
-in the same run.
+concurrency 1, 4 and 16, for plain decoding and each speculative mode (STANDALONE chain and tree,
+EAGLE3 chain, NGRAM; tiny pair and tiny EAGLE3 head), for the batched scheduler (iteration-level:
+plain decode steps and speculative rounds of every running request batched together) against the
+queued one (first-in first-out, batch size 1) in the same run.
 
     python benchmarks/runtime/bench_concurrency.py [--new-tokens 64] [--requests-per-client 2] [--repeats 1]
+        [--modes plain,eagle3,standalone,...]
 
-Both schedulers' servers (``--scheduler batched|queued``) run side by side, each a real
-``python -m specguard.runtime`` on 127.0.0.1 with one torch thread, and are measured in turn
-(only one is loaded at a time, in alternating order over ``--repeats``), so machine-load drift
-hits both. At concurrency ``c``, ``c``
+Every mode's two servers (``--scheduler batched|queued``) run side by side, each a real
+``python -m specguard.runtime`` on 127.0.0.1 with one torch thread, and are measured in turn at
+each level (only one is loaded at a time, the order reversed every other of ``--repeats``), so
+machine-load drift hits every mode and both schedulers alike. At concurrency ``c``, ``c``
 clients each send ``--requests-per-client`` greedy ``/generate`` requests of ``--new-tokens``
 tokens (``ignore_eos``) one after another; aggregate tokens/s is all tokens over the wall-clock
 time of the whole level, latency is per request (p99 of a few dozen requests is close to the
-maximum). Every response's tokens are checked against the queued server's answer at
-concurrency 1 for the same prompt; a mismatch is reported and fails the run (exit 1).
+maximum). Every response's tokens, of every mode, are checked against plain greedy decoding
+(the plain queued server's answer for the same prompt); a mismatch is reported and fails the run
+(exit 1). The run ends with the issue's targets (EAGLE3 at concurrency 16 against concurrency 1
+and against plain decoding at 16; STANDALONE at 16 against 1), measured on the batched scheduler.
 """
 
 from __future__ import annotations
@@ -38,6 +42,35 @@ from bench_speculative import PROMPTS
 
 CONCURRENCY = (1, 4, 16)
 SCHEDULERS = ("queued", "batched")
+MODE_LABELS = {
+    "plain": "plain",
+    "eagle3": "EAGLE3 chain k=3",
+    "standalone": "STANDALONE chain k=3",
+    "standalone-tree": "STANDALONE tree 3/2/6",
+    "ngram": "NGRAM (defaults)",
+}
+MODE_KEYS = tuple(MODE_LABELS)
+
+
+def mode_args(target: str, draft: str, head: str) -> dict[str, list[str]]:
+    """Each mode's server flags (the presets tiny-cpu and tiny-cpu-eagle3 for the chains)."""
+
+    def spec(algorithm: str, path: str | None, steps: int, topk: int, tokens: int | None = None) -> list[str]:
+        out = ["--model-path", target, "--speculative-algorithm", algorithm]
+        if path is not None:
+            out += ["--speculative-draft-model-path", path]
+        out += ["--speculative-num-steps", str(steps), "--speculative-eagle-topk", str(topk)]
+        if tokens is not None:
+            out += ["--speculative-num-draft-tokens", str(tokens)]
+        return out
+
+    return {
+        "plain": ["--model-path", target],
+        "eagle3": spec("EAGLE3", head, 3, 1),
+        "standalone": spec("STANDALONE", draft, 3, 1),
+        "standalone-tree": spec("STANDALONE", draft, 3, 2, 6),
+        "ngram": ["--model-path", target, "--speculative-algorithm", "NGRAM"],
+    }
 
 
 def start_server(args: list[str]) -> tuple[subprocess.Popen, str]:
@@ -115,47 +148,46 @@ def main() -> int:
     parser.add_argument("--requests-per-client", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1, help="timed rounds per level and scheduler (best kept)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--modes", default=",".join(MODE_KEYS), help=f"comma-separated, of {', '.join(MODE_KEYS)}")
     opts = parser.parse_args()
 
-    from specguard.runtime.tiny import ensure_tiny_pair
+    from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair
 
     pair = ensure_tiny_pair()
-    modes = {
-        "plain": ["--model-path", str(pair.target)],
-        "STANDALONE chain k=3": [
-            "--model-path",
-            str(pair.target),
-            "--speculative-algorithm",
-            "STANDALONE",
-            "--speculative-draft-model-path",
-            str(pair.draft),
-            "--speculative-num-steps",
-            "3",
-            "--speculative-eagle-topk",
-            "1",
-        ],
-    }
-    figures: dict[str, dict[str, dict[int, dict]]] = {}
-    mismatches = 0
-    for mode, args in modes.items():
-        servers = {name: start_server([*args, "--scheduler", name]) for name in SCHEDULERS}
-        try:
-            reference = {p: generate(servers["queued"][1], p, opts.new_tokens)[1] for p in PROMPTS}
-            figures[mode] = {name: {} for name in SCHEDULERS}
-            for concurrency in CONCURRENCY:
-                for repeat in range(opts.repeats):
-                    # interleaved, first one then the other, so load drift hits both alike
-                    for name in SCHEDULERS if repeat % 2 == 0 else SCHEDULERS[::-1]:
-                        got = measure(servers[name][1], concurrency, opts.requests_per_client, opts.new_tokens)
-                        bad = sum(ids != reference[prompt] for prompt, ids in got.pop("outputs"))
-                        mismatches += bad
-                        best = figures[mode][name].get(concurrency)
-                        if best is None or got["tokens_per_s"] > best["tokens_per_s"]:
-                            figures[mode][name][concurrency] = {**got, "mismatches": bad}
-                        print(f"{mode:22} {name:8} c={concurrency:<3} {got['tokens_per_s']:8.1f} tok/s", file=sys.stderr)
-        finally:
-            for proc, _ in servers.values():
-                stop_server(proc)
+    head = ensure_tiny_eagle3().draft
+    all_modes = mode_args(str(pair.target), str(pair.draft), str(head))
+    wanted = [key.strip() for key in opts.modes.split(",") if key.strip()]
+    unknown = [key for key in wanted if key not in all_modes]
+    if unknown:
+        parser.error(f"unknown mode(s) {unknown}; choose from {', '.join(MODE_KEYS)}")
+    modes = {MODE_LABELS[key]: all_modes[key] for key in ["plain", *[k for k in wanted if k != "plain"]]}
+    figures: dict[str, dict[str, dict[int, dict]]] = {mode: {name: {} for name in SCHEDULERS} for mode in modes}
+    mismatches = checked = 0
+    servers: dict[tuple[str, str], tuple[subprocess.Popen, str]] = {}
+    try:
+        for mode, args in modes.items():
+            for name in SCHEDULERS:
+                servers[(mode, name)] = start_server([*args, "--scheduler", name])
+        # plain greedy decoding, one request at a time: what every mode must give
+        reference = {p: generate(servers[("plain", "queued")][1], p, opts.new_tokens)[1] for p in PROMPTS}
+        order = [(mode, name) for mode in modes for name in SCHEDULERS]
+        for concurrency in CONCURRENCY:
+            for repeat in range(opts.repeats):
+                # every server measured in turn (the order reversed every other repeat), so load
+                # drift on a shared machine hits the modes and the schedulers alike
+                for mode, name in order if repeat % 2 == 0 else order[::-1]:
+                    got = measure(servers[(mode, name)][1], concurrency, opts.requests_per_client, opts.new_tokens)
+                    outputs = got.pop("outputs")
+                    bad = sum(ids != reference[prompt] for prompt, ids in outputs)
+                    mismatches += bad
+                    checked += len(outputs)
+                    best = figures[mode][name].get(concurrency)
+                    if best is None or got["tokens_per_s"] > best["tokens_per_s"]:
+                        figures[mode][name][concurrency] = {**got, "mismatches": bad}
+                    print(f"{mode:22} {name:8} c={concurrency:<3} {got['tokens_per_s']:8.1f} tok/s", file=sys.stderr)
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
 
     print(
         f"\n{opts.new_tokens} new tokens per request, {opts.requests_per_client} requests per client, "
@@ -176,7 +208,17 @@ def main() -> int:
         for name in SCHEDULERS:
             scale = by_name[name][16]["tokens_per_s"] / by_name[name][1]["tokens_per_s"]
             print(f"{mode}, {name}: concurrency 16 / concurrency 1 aggregate = {scale:.2f}x")
-    print(f"greedy outputs differing from the queued server's at concurrency 1: {mismatches}")
+    print(f"greedy outputs differing from plain greedy decoding: {mismatches} of {checked}")
+    batched = {mode: by_name["batched"] for mode, by_name in figures.items()}
+    plain16 = batched[MODE_LABELS["plain"]][16]["tokens_per_s"]
+    for key, label in MODE_LABELS.items():
+        if key == "plain" or label not in batched:
+            continue
+        own = batched[label]
+        print(
+            f"target check, {label} (batched): c16 / c1 = {own[16]['tokens_per_s'] / own[1]['tokens_per_s']:.2f}x, "
+            f"c16 / plain c16 = {own[16]['tokens_per_s'] / plain16:.2f}x"
+        )
     if opts.json:
         opts.json.write_text(json.dumps(figures, indent=2))
     return 1 if mismatches else 0

@@ -17,6 +17,7 @@ from typing import Any
 from specguard.redact import redact_argv
 from specguard.runtime.errors import RuntimeInputError
 from specguard.runtime.flags import SPEC_MAX_RUNNING_REQUESTS, ServerArgs, parse_flags
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 logger = logging.getLogger("specguard.runtime")
 
@@ -107,6 +108,28 @@ def _available_mem_gb() -> float:
     return 0.0
 
 
+def _graph_plan(args: ServerArgs, spec: Any, rows: int) -> Any:
+    """The CUDA-graph plan of the flags (graphs.GraphPlan) for the request rows (the health
+    check's row included: a batch may hold it)."""
+    from specguard.runtime.graphs import GraphPlan
+
+    gpu_mib = None
+    if args.device == "cuda":
+        import torch
+
+        gpu_mib = torch.cuda.get_device_properties(0).total_memory / (1 << 20)
+    return GraphPlan.from_args(
+        device=args.device,
+        speculative=spec.algorithm is not None,
+        request_rows=rows,
+        disable_cuda_graph=args.disable_cuda_graph,
+        cuda_graph_max_bs=args.cuda_graph_max_bs_decode or args.cuda_graph_max_bs,
+        disable_cuda_graph_padding=args.disable_cuda_graph_padding,
+        user_max_running_requests=args.max_running_requests,
+        gpu_mib=gpu_mib,
+    )
+
+
 def _warmup(args: ServerArgs, state, headers: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
     """Like SGLang's _execute_server_warmup: poll /model_info, send one /generate, log readiness."""
     base = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
@@ -179,7 +202,7 @@ def serve(argv: list[str]) -> int:
                     "STANDALONE needs the same tokenizer"
                 )
         draft = load_model(draft_dir, args.dtype, args.device)
-    elif args.speculative_algorithm in ("EAGLE", "EAGLE3"):
+    elif args.speculative_algorithm in EAGLE_HEAD_ALGORITHMS:
         from specguard.runtime.eagle import load_eagle_head
 
         # parse_flags has checked that the head's architecture matches the algorithm.
@@ -222,9 +245,18 @@ def serve(argv: list[str]) -> int:
     draft_slots = context_length + spec.num_steps * spec.topk + 2
     _check_cache_fits(args, context_length, target, target_slots, draft, draft_slots, _available_cache_bytes(args.device, mem))
     rows = _cache_rows(args, target, target_slots, draft, draft_slots, mem)
-    target.setup_cache(target_slots, rows)
+    plan = _graph_plan(args, spec, rows)
+    # A replay pads its batch into a row of its own (never a request's or the health check's).
+    spare_rows = 1 if plan.enabled else 0
+    target.setup_cache(target_slots, rows + spare_rows)
     if draft is not None:
-        draft.setup_cache(draft_slots, rows)
+        draft.setup_cache(draft_slots, rows + spare_rows)
+    if plan.enabled:
+        from specguard.runtime.graphs import attach_graphs
+
+        attach_graphs(plan, target, draft, spec, pad_row=rows)
+    else:
+        logger.info("cuda graph: %s", plan.note)
     decoder = Decoder(target, spec, draft, seed=args.random_seed)
     eos = set(cfg.eos_token_ids)
     if tokenizer.eos_token_id is not None:
@@ -233,7 +265,9 @@ def serve(argv: list[str]) -> int:
     args.served_model_name = served
     args.tokenizer_path = args.tokenizer_path or args.model_path
     metrics = Metrics(served, spec.num_steps, spec.num_draft_tokens)
-    engine = Engine(args, decoder, tokenizer, eos, context_length, metrics, scheduler=args.scheduler)
+    engine = Engine(
+        args, decoder, tokenizer, eos, context_length, metrics, scheduler=args.scheduler, spare_rows=spare_rows, graph_plan=plan
+    )
     logger.info(
         "max_total_num_tokens=%d, chunked_prefill_size=%d, max_prefill_tokens=%d, max_running_requests=%d, "
         "context_len=%d, available_cpu_mem=%.2f GB",

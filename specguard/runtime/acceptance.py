@@ -26,6 +26,7 @@ from specguard.runtime.loader import load_model
 from specguard.runtime.model import CausalLM
 from specguard.runtime.speculative import Decoder, SamplingParams, SpecConfig
 from specguard.runtime.tokenizer import Tokenizer
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 #: a prompts file holds text for a few hundred requests; far more is not a prompts file
 MAX_PROMPTS_BYTES = 64 * 1024 * 1024
@@ -160,7 +161,7 @@ def load_pair(target: str, draft: str | None, algorithm: str, device: str = "cpu
 
     target_model = load_model(target, dtype, device)
     draft_model: CausalLM | EagleHead | None = None
-    if algorithm in ("EAGLE", "EAGLE3"):
+    if algorithm in EAGLE_HEAD_ALGORITHMS:
         head = load_eagle_head(Path(str(draft)), target_model)
         if head.cfg.algorithm != algorithm:
             raise CheckpointError(f"--draft {draft} is an {head.cfg.algorithm} head, not {algorithm}")

@@ -51,8 +51,12 @@ from specguard.runtime.model import (
     Attention,
     CausalLM,
     OneRow,
+    Placement,
     RMSNorm,
+    TokensPerRow,
     attention_bias,
+    one_token_per_row,
+    ragged_placement,
     rope_tables,
 )
 
@@ -187,6 +191,8 @@ class EagleHead(nn.Module):
         self._sin = torch.empty(0)
         self.max_len = 0
         self.rows = 0
+        #: captured CUDA graphs of the draft step (graphs.GraphRunner); None: eager
+        self.graphs: Any = None
 
     @property
     def head_layers(self) -> list[EagleLayer]:
@@ -247,6 +253,51 @@ class EagleHead(nn.Module):
             cos, sin = self._cos[start : start + t], self._sin[start : start + t]
         else:
             cos, sin = self._cos[positions], self._sin[positions]
+        return self._body(tokens, hidden, cos, sin, where, from_target)
+
+    def forward_decode(self, tokens: torch.Tensor, hidden: torch.Tensor, rows: list[int], slots: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """One draft step of several rows: token ``b`` (with hidden state ``hidden[b]``, the
+        head's own) at slot (= position) ``slots[b]`` of row ``rows[b]``; (logits ``[B, V']``, hidden ``[B, H]``)."""
+        if self.graphs is not None:
+            placed = ragged_placement(rows, slots, slots, torch.ones((len(rows), 1, 1), dtype=torch.bool), self.dtype, self.device)
+            positions = torch.tensor(slots, dtype=torch.long, device=self.device).unsqueeze(1)
+            out = self.graphs.run(tokens.reshape(-1, 1), positions, placed, hidden.unsqueeze(1))
+            if out is not None and out[1] is not None:
+                return out[0][:, 0], out[1][:, 0]
+        where = one_token_per_row(rows, slots, self.max_len, self.device)
+        return self._body(tokens.reshape(-1), hidden, self._cos[where.slots], self._sin[where.slots], where, False)
+
+    def run_rows(
+        self, tokens: torch.Tensor, hidden: torch.Tensor, positions: torch.Tensor, where: TokensPerRow, from_target: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A ragged batch (``tokens`` ``[B, T]``, ``hidden`` ``[B, T, *]``, see CausalLM.run_rows);
+        (logits ``[B, T, V']``, hidden ``[B, T, H]``)."""
+        b, t = tokens.shape
+        if where.span > self.max_len:
+            raise ValueError(f"KV cache overflow: {where.span} > {self.max_len}")
+        if self.graphs is not None and not from_target:
+            graphed = self.graphs.run(tokens, positions, where, hidden)
+            if graphed is not None and graphed[1] is not None:
+                return graphed[0], graphed[1]
+        flat = positions.reshape(-1)
+        logits, out = self._body(
+            tokens.reshape(-1), hidden.reshape(b * t, -1), self._cos[flat], self._sin[flat], where, from_target
+        )
+        return logits.view(b, t, -1), out.view(b, t, -1)
+
+    def static_forward(
+        self, tokens: torch.Tensor, positions: torch.Tensor, where: TokensPerRow, hidden: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A draft step with shapes that depend only on the batch (what a CUDA graph records)."""
+        assert hidden is not None
+        b, t = tokens.shape
+        flat = positions.reshape(-1)
+        logits, out = self._body(tokens.reshape(-1), hidden.reshape(b * t, -1), self._cos[flat], self._sin[flat], where, False)
+        return logits.view(b, t, -1), out.view(b, t, -1)
+
+    def _body(
+        self, tokens: torch.Tensor, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, where: Placement, from_target: bool
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         assert self.embed_weight is not None and self.head_weight is not None, "load_eagle_head shares them first"
         embeds = F.embedding(tokens, self.embed_weight)
         if self.norm is not None:  # EAGLE3: one midlayer

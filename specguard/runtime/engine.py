@@ -5,9 +5,11 @@ Two schedulers (``--scheduler``):
 
 * ``batched`` (default), iteration-level scheduling: every step admits waiting requests into
   free cache rows (up to ``--max-running-requests``; one more row is kept for health checks),
-  prefills the new ones, runs one speculative round for each speculative request (round-robin,
-  so a short request is never stuck behind a long one) and one batched forward for the decode
-  step of every plain-decoding request. Finished and cancelled requests free their row at once.
+  prefills the new ones together, then advances every other running request by one batched
+  iteration: a decode step (one target forward for all) or a speculative round (one batched
+  draft, one batched verify, per-request acceptance), so a short request is never stuck behind
+  a long one. Finished and cancelled requests free their row at once. The batch size of every
+  iteration and the accept lengths are counted (:meth:`Engine.batching_stats`).
 * ``queued``: first-in first-out, each request run to completion at batch size 1 on row 0
   (the scheduler before batching; kept as the benchmark's peer).
 
@@ -19,6 +21,7 @@ behind ``avg_spec_accept_length``) and the Prometheus metrics.
 from __future__ import annotations
 
 import asyncio
+import collections
 import heapq
 import itertools
 import logging
@@ -70,8 +73,8 @@ class _Request:
     cancelled: bool = False
 
 
-def _first(step: Callable[[list[Sequence]], list[RoundResult]], seqs: list[Sequence]) -> RoundResult:
-    return step(seqs)[0]
+def _first(step: Callable[[list[Sequence]], list[RoundResult]], seq: Sequence) -> RoundResult:
+    return step([seq])[0]
 
 
 @dataclass
@@ -111,6 +114,8 @@ class Engine:
         context_length: int,
         metrics: Metrics,
         scheduler: str = "batched",
+        spare_rows: int = 0,
+        graph_plan: Any = None,
     ) -> None:
         if scheduler not in SCHEDULERS:
             raise ValueError(f"scheduler must be one of {SCHEDULERS}, not {scheduler!r}")
@@ -130,9 +135,17 @@ class Engine:
         self.spec_total_accept_tokens = 0
         self.spec_total_forward_ct = 0
         self.last_gen_throughput = 0.0
+        #: scheduler iterations by the number of requests they advanced together
+        self.batch_size_counts: collections.Counter[int] = collections.Counter()
+        self.recent_batch_sizes: collections.deque[int] = collections.deque(maxlen=64)
+        #: the last finished speculative requests' accept lengths (SGLang's per-request spec_accept_length)
+        self.recent_request_accept: collections.deque[dict[str, Any]] = collections.deque(maxlen=32)
         # Cache rows (the models' setup_cache(rows=...)): the last one is kept for health checks
         # when there are several, so a full server still answers /health_generate at once.
-        rows = decoder.target.rows
+        #: the CUDA-graph plan and its bookkeeping (graphs.GraphPlan; None: not planned)
+        self.graph_plan = graph_plan
+        # ``spare_rows`` at the end are no request's (a CUDA-graph replay pads into them).
+        rows = decoder.target.rows - spare_rows
         self._health_row = rows - 1 if rows > 1 else None
         self._health_row_free = self._health_row is not None
         self._request_rows = range(max(1, rows - 1))
@@ -284,10 +297,41 @@ class Engine:
         if act.finish is None:
             act.finish = {"type": "length", "length": len(act.output)}
         inp = act.req.inp
+        if self.decoder.speculative and act.verify_ct:
+            accept_length = len(act.output) / act.verify_ct
+            self.metrics.observe_accept_length(accept_length)
+            self.recent_request_accept.append(
+                {"rid": act.req.rid, "spec_accept_length": accept_length, "spec_verify_ct": act.verify_ct}
+            )
         self.metrics.observe_request(
             len(inp.input_ids), len(act.output), time.perf_counter() - act.req.created, inp.stream
         )
         self._emit(act.req, "done", self._result(act))
+
+    def _record_batch(self, size: int) -> None:
+        self.batch_size_counts[size] += 1
+        self.recent_batch_sizes.append(size)
+        self.metrics.observe_batch(size)
+
+    def batching_stats(self) -> dict[str, Any]:
+        """The counters /server_info reports: batch sizes each iteration ran at, and accept lengths
+        (aggregate since start, and per finished request)."""
+        counts = dict(sorted(self.batch_size_counts.items()))
+        iterations = sum(counts.values())
+        stats: dict[str, Any] = {
+            "decode_iterations": iterations,
+            "batch_size_histogram": {str(k): v for k, v in counts.items()},
+            "avg_batch_size": sum(k * v for k, v in counts.items()) / iterations if iterations else 0.0,
+            "recent_batch_sizes": list(self.recent_batch_sizes),
+        }
+        if self.decoder.speculative:
+            rounds = self.metrics.spec_rounds_total
+            stats["spec_accept_length_since_start"] = self.metrics.spec_accept_tokens_total / rounds if rounds else None
+            stats["spec_verify_rounds_total"] = rounds
+            stats["recent_request_accept_lengths"] = list(self.recent_request_accept)
+        if self.graph_plan is not None:
+            stats["cuda_graph"] = self.graph_plan.stats()
+        return stats
 
     def _set_running(self, n: int) -> None:
         self._running = n
@@ -311,6 +355,8 @@ class Engine:
                     for result in self.decoder.decode(req.inp.input_ids, req.inp.sampling, 0):
                         if self._check_cancelled(act):
                             break
+                        if not result.prefill:
+                            self._record_batch(1)
                         self._consume(act, result)
                         if act.finish is not None:
                             break
@@ -375,25 +421,33 @@ class Engine:
     def _step(self, active: list[_Active]) -> None:
         """Prefill the new requests, then one round for every other running one."""
         running = [a for a in active if a.seq is not None and a.seq.committed and not self._check_cancelled(a)]
-        for act in active:
-            if act.seq is not None and not act.seq.committed and not self._check_cancelled(act):
-                self._run_round(act, partial(self.decoder.prefill, act.seq))
+        new = [a for a in active if a.seq is not None and not a.seq.committed and not self._check_cancelled(a)]
+        if new:
+            self._batched_step(new, self.decoder.prefill_many, self.decoder.prefill, "prefill")
+        if not running:
+            return
+        self._record_batch(len(running))
         if self.decoder.speculative:
-            for act in running:  # round-robin: one speculative round each
-                assert act.seq is not None
-                self._run_round(act, partial(self.decoder.spec_round, act.seq))
-        elif running:
-            self._plain_step(running)
+            self._batched_step(running, self.decoder.spec_step, self.decoder.spec_round, "speculative round")
+        else:
+            self._batched_step(running, self.decoder.plain_step, partial(_first, self.decoder.plain_step), "decode step")
 
-    def _plain_step(self, running: list[_Active]) -> None:
-        """One batched decode step; if the batch fails, each request alone (errors stay its own)."""
+    def _batched_step(
+        self,
+        running: list[_Active],
+        step: Callable[[list[Sequence]], list[RoundResult]],
+        alone: Callable[[Sequence], RoundResult],
+        what: str,
+    ) -> None:
+        """One batched iteration (a decode step, or a speculative round: one batched draft and
+        one batched verify for all); if the batch fails, each request alone (errors stay its own)."""
         try:
-            results = self.decoder.plain_step([a.seq for a in running if a.seq is not None])
+            results = step([a.seq for a in running if a.seq is not None])
         except Exception:  # noqa: BLE001 - any failure of the batch falls back to one request at a time
-            logger.warning("batched decode step failed; retrying its %d requests one by one", len(running))
+            logger.warning("batched %s failed; retrying its %d requests one by one", what, len(running))
             for act in running:
                 assert act.seq is not None
-                self._run_round(act, partial(_first, self.decoder.plain_step, [act.seq]))
+                self._run_round(act, partial(alone, act.seq))
             return
         for act, result in zip(running, results):
             try:
@@ -431,12 +485,13 @@ class Engine:
     def _log_prefill(self, new_tokens: int, elapsed: float) -> None:
         logger.info(
             "Prefill batch, #new-seq: 1, #new-token: %d, #cached-token: 0, token usage: %.2f, "
-            "#running-req: %d, #queue-req: %d, #pending-token: 0, %s: False, input throughput (token/s): %.2f",
+            "#running-req: %d, #queue-req: %d, #pending-token: 0, %s: %s, input throughput (token/s): %.2f",
             new_tokens,
             new_tokens / self.context_length,
             self._running - 1 if self._running else 0,
             self._queue.qsize(),
             self._graph_label,
+            self._graph_on,
             new_tokens / max(elapsed, 1e-9),
         )
 
@@ -444,12 +499,18 @@ class Engine:
     def _graph_label(self) -> str:
         return "cuda graph" if self.args.device == "cuda" else "cpu graph"
 
+    @property
+    def _graph_on(self) -> bool:
+        """SGLang's ``cuda graph: True`` in the batch logs: graphs were captured (never on CPU)."""
+        return bool(self.graph_plan is not None and self.graph_plan.enabled)
+
     def _count_round(self, accepted: int | None, produced: int) -> None:
         """Roll up one decode iteration; log and publish every ``decode_log_interval`` iterations."""
         iv = self._interval
         iv.rounds += 1
         iv.tokens += produced
         if accepted is not None:
+            self.metrics.observe_round(accepted)
             iv.accept_tokens += accepted + 1
             iv.correct_drafts += accepted
             self.metrics.spec_verify_calls_total += 1
@@ -469,13 +530,14 @@ class Engine:
             spec_part = f"accept len: {accept_len:.2f}, accept rate: {accept_rate:.2f}, "
         self.metrics.gen_throughput = self.last_gen_throughput
         logger.info(
-            "Decode batch, #running-req: %d, #token: %d, token usage: %.2f, %s%s: False, "
+            "Decode batch, #running-req: %d, #token: %d, token usage: %.2f, %s%s: %s, "
             "gen throughput (token/s): %.2f, #queue-req: %d",
             self._running,
             iv.tokens,
             0.0,
             spec_part,
             self._graph_label,
+            self._graph_on,
             self.last_gen_throughput,
             self._queue.qsize(),
         )

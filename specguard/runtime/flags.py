@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from specguard.runtime.errors import RuntimeInputError
+from specguard.sglang_facts.algorithms import BY_NAME, EAGLE_HEAD_ALGORITHMS
 from specguard.sglang_facts.defaults import (
     AUTO_PARAMS_BY_ARCHITECTURE,
     AUTO_PARAMS_DEFAULT,
@@ -40,9 +41,11 @@ from specguard.sglang_facts.defaults import (
     NGRAM_DEFAULT_DRAFT_TOKENS,
     SpecParams,
 )
+from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 
 SUPPORTED_ALGORITHMS: frozenset[str] = frozenset({"STANDALONE", "NGRAM", "EAGLE", "EAGLE3"})
-REFUSED_ALGORITHMS: frozenset[str] = frozenset({"NEXTN", "DFLASH", "DSPARK", "UNO"})
+# Every other algorithm SGLang accepts: refused with a pointer to SGLang, not as unknown.
+REFUSED_ALGORITHMS: frozenset[str] = frozenset(BY_NAME) - SUPPORTED_ALGORITHMS
 #: draft-head architectures the runtime loads -> the algorithm that runs them (SGLang's
 #: srt/models/llama_eagle.py and llama_eagle3.py EntryClass)
 EAGLE_HEAD_ARCHITECTURES: dict[str, str] = {"LlamaForCausalLMEagle": "EAGLE", "LlamaForCausalLMEagle3": "EAGLE3"}
@@ -60,7 +63,7 @@ WARN_NGRAM_DRAFT_TOKENS = (
 WARN_MAX_RUNNING = f"Max running requests is reset to {SPEC_MAX_RUNNING_REQUESTS} for speculative decoding."
 WARN_NGRAM_DRAFT_PATH = "--speculative-draft-model-path is ignored for NGRAM speculative decoding"
 
-SGLANG_FLAGS_VERSION = "0.5.23"
+SGLANG_FLAGS_VERSION = NEWEST_KNOWN_SGLANG
 _SGLANG_FLAGS_TABLE = Path(__file__).resolve().parents[1] / "data" / f"sglang-{SGLANG_FLAGS_VERSION}-flags.json"
 
 
@@ -193,6 +196,17 @@ class ServerArgs:
     pp_size: int = flag(parse_as=str, neutral=1)
     nnodes: int = flag(parse_as=str, neutral=1)
     kv_cache_dtype: str = flag(parse_as=str, neutral="auto")
+    # CUDA graphs (graphs.py), read as SGLang reads them; on CPU they are planned, not captured.
+    cuda_graph_max_bs: int | None = flag(
+        "--cuda-graph-max-bs",
+        default=None,
+        lowest=1,
+        help="Largest batch size captured in a CUDA graph (earlier releases' spelling of --cuda-graph-max-bs-decode).",
+        source="SGLang before 0.5.2x (0.5.23's parser refuses it as ambiguous); the runtime reads it as --cuda-graph-max-bs-decode",
+    )
+    cuda_graph_max_bs_decode: int | None = flag(lowest=1)
+    disable_cuda_graph: bool = flag()
+    disable_cuda_graph_padding: bool = flag()
     scheduler: str = flag(
         "--scheduler",
         default="batched",
@@ -223,10 +237,8 @@ SUPPORTED_FLAGS: dict[str, bool] = {
 #: GPU tuning flags: accepted, warned about, ignored. flag -> takes a value
 GPU_ONLY_IGNORED_FLAGS: dict[str, bool] = {
     "--mem-fraction-static": True,
-    "--cuda-graph-max-bs": True,
     "--cuda-graph-bs": True,
-    "--disable-cuda-graph": False,
-    "--disable-cuda-graph-padding": False,
+    "--cuda-graph-bs-decode": True,
     "--enable-torch-compile": False,
     "--torch-compile-max-bs": True,
     "--attention-backend": True,
@@ -514,7 +526,7 @@ def check_given_speculative(given: ServerArgs) -> None:
         return
     if not given.speculative_draft_model_path:
         raise RuntimeInputError(f"--speculative-algorithm {algo} needs --speculative-draft-model-path")
-    if algo in ("EAGLE", "EAGLE3"):
+    if algo in EAGLE_HEAD_ALGORITHMS:
         refusal = eagle_head_refusal(algo, given.speculative_draft_model_path)
         if refusal:
             raise RuntimeInputError(refusal)

@@ -12,7 +12,7 @@ convention, so HF weights need no permutation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -88,6 +88,19 @@ class KVCache(nn.Module):
             return self.k[row_range, :, :span], self.v[row_range, :, :span]
         return self.k[rows, :, :span], self.v[rows, :, :span]
 
+    def update_ragged(
+        self, k: torch.Tensor, v: torch.Tensor, rows: torch.Tensor, slots: torch.Tensor, span: int, row_range: slice | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write row ``b``'s ``T`` tokens (``k``, ``v`` ``[B, T, n_kv, hd]``) to slots ``slots[b]``
+        (``[B, T]``) of row ``rows[b]``; return the rows' keys and values over slots ``0..span-1``
+        ``[B, n_kv, span, hd]``."""
+        index = rows.unsqueeze(1).expand_as(slots)
+        self.k[index, :, slots] = k
+        self.v[index, :, slots] = v
+        if row_range is not None:
+            return self.k[row_range, :, :span], self.v[row_range, :, :span]
+        return self.k[rows, :, :span], self.v[rows, :, :span]
+
     def move(self, src_slots: torch.Tensor, dst_start: int) -> None:
         """Copy the bound row's ``src_slots`` to the contiguous slots from ``dst_start``."""
         n = src_slots.numel()
@@ -116,7 +129,48 @@ class OneTokenPerRow:
     row_range: slice | None
 
 
-Placement = OneRow | OneTokenPerRow
+@dataclass(frozen=True)
+class TokensPerRow:
+    """Where a ragged batch's tokens go (the batched speculative round: drafts, verify, draft
+    catch-up): row ``b``'s ``T`` tokens (padded to the longest) go to slots ``slots[b]``
+    (``[B, T]``) of row ``rows[b]`` under ``bias`` (additive, ``[B, T, span]``)."""
+
+    rows: torch.Tensor
+    slots: torch.Tensor
+    span: int
+    bias: torch.Tensor
+    row_range: slice | None
+
+
+Placement = OneRow | OneTokenPerRow | TokensPerRow
+
+
+def row_range_of(rows: list[int]) -> slice | None:
+    """``rows`` as a slice when they are one contiguous ascending run (read as a view of the cache)."""
+    if rows == list(range(rows[0], rows[0] + len(rows))):
+        return slice(rows[0], rows[0] + len(rows))
+    return None
+
+
+def ragged_placement(
+    rows: list[int], prefixes: list[int], starts: list[int], local: torch.Tensor, dtype: torch.dtype, device: torch.device
+) -> TokensPerRow:
+    """Row ``b``'s ``T`` tokens at slots ``starts[b]..starts[b]+T-1``; each sees every slot below
+    ``prefixes[b]`` and, of the ``W`` slots from ``prefixes[b]``, those ``local[b]`` (``[B, T, W]``
+    boolean) allows (``W`` reaches the new tokens' own slots: ``starts[b] - prefixes[b] + T == W``)."""
+    b, t, w = local.shape
+    prefix_t = torch.tensor(prefixes, dtype=torch.long, device=device)
+    start_t = torch.tensor(starts, dtype=torch.long, device=device)
+    span = max(p + w for p in prefixes)
+    if span > 0 and max(starts) + t > span:
+        raise ValueError("ragged placement: the new tokens must lie inside the local window")
+    slots = start_t.unsqueeze(1) + torch.arange(t, device=device)
+    allowed = (torch.arange(span, device=device) < prefix_t.unsqueeze(1)).unsqueeze(1).expand(b, t, span).clone()
+    window = prefix_t.unsqueeze(1) + torch.arange(w, device=device)  # [B, W]
+    allowed.scatter_(2, window.unsqueeze(1).expand(b, t, w), local.to(device))
+    bias = torch.zeros((b, t, span), dtype=dtype, device=device).masked_fill_(~allowed, float("-inf"))
+    rows_t = torch.tensor(rows, dtype=torch.long, device=device)
+    return TokensPerRow(rows_t, slots, span, bias, row_range_of(rows))
 
 
 def fuse_linears(layers: list[nn.Linear]) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -177,8 +231,10 @@ class Attention(nn.Module):
         q, k, v = self._qkv(x, cos, sin)
         if isinstance(where, OneRow):
             out = self._attend_one_row(q, k, v, where)
-        else:
+        elif isinstance(where, OneTokenPerRow):
             out = self._attend_rows(q, k, v, where)
+        else:
+            out = self._attend_ragged(q, k, v, where)
         return F.linear(out, self.o_proj.weight)
 
     def _attend_one_row(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: OneRow) -> torch.Tensor:
@@ -205,6 +261,21 @@ class Attention(nn.Module):
         beyond = torch.arange(where.span, device=q.device).unsqueeze(0) > where.slots.unsqueeze(1)  # [B, span]
         scores.masked_fill_(beyond[:, None, None, :], float("-inf"))
         return torch.matmul(torch.softmax(scores, dim=-1), values).reshape(b, self.n_heads * hd)
+
+    def _attend_ragged(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: TokensPerRow) -> torch.Tensor:
+        b, t = where.slots.shape
+        hd, n_kv = self.head_dim, self.n_kv
+        group = self.n_heads // n_kv
+        keys, values = self.cache.update_ragged(
+            k.view(b, t, n_kv, hd), v.view(b, t, n_kv, hd), where.rows, where.slots, where.span, where.row_range
+        )
+        span = where.span
+        # Query heads grouped per KV head (as _attend_one_row), the row's mask repeated per group;
+        # one fused attention call (several tokens per row: the softmax is most of the cost).
+        q = q.view(b, t, n_kv, group, hd).permute(0, 2, 3, 1, 4).reshape(b, n_kv, group * t, hd)
+        mask = where.bias.unsqueeze(1).expand(b, group, t, span).reshape(b, 1, group * t, span)
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, n_kv, group*T, hd]
+        return out.view(b, n_kv, group, t, hd).permute(0, 3, 1, 2, 4).reshape(b * t, self.n_heads * hd)
 
     def _qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q ``[N, H, hd]``, k and v ``[N, KV, hd]`` for ``N`` tokens, rope (and q/k norms) applied."""
@@ -316,6 +387,8 @@ class CausalLM(nn.Module):
         self.aux_layer_ids: tuple[int, ...] = ()
         self._cos = torch.empty(0)  # rope tables, built by setup_cache
         self._sin = torch.empty(0)
+        #: captured CUDA graphs of this model's batched shapes (graphs.GraphRunner); None: eager
+        self.graphs: Any = None
 
     @property
     def device(self) -> torch.device:
@@ -345,20 +418,52 @@ class CausalLM(nn.Module):
         for layer in self.model.decoder_layers:
             layer.self_attn.cache.bind(row)
 
-    def forward_decode(self, tokens: list[int], rows: list[int], slots: list[int]) -> torch.Tensor:
+    def forward_decode(self, tokens: list[int] | torch.Tensor, rows: list[int], slots: list[int]) -> torch.Tensor:
         """Logits ``[B, V]`` for one token per request: ``tokens[b]`` at slot (= position)
         ``slots[b]`` of cache row ``rows[b]``, attending over that row's earlier slots."""
-        span = max(slots) + 1
-        if span > self.max_len:
-            raise ValueError(f"KV cache overflow: {span} > {self.max_len}")
-        contiguous = rows == list(range(rows[0], rows[0] + len(rows)))
-        row_range = slice(rows[0], rows[0] + len(rows)) if contiguous else None
-        device = self.device
-        slots_t = torch.tensor(slots, dtype=torch.long, device=device)
-        where = OneTokenPerRow(torch.tensor(rows, dtype=torch.long, device=device), slots_t, span, row_range)
-        tokens_t = torch.tensor(tokens, dtype=torch.long, device=device)
-        logits, _ = self._run(tokens_t, self._cos[slots_t], self._sin[slots_t], where, last_only=False, return_hidden=False)
+        tokens_t = torch.as_tensor(tokens, dtype=torch.long, device=self.device).reshape(-1)
+        if self.graphs is not None:
+            placed = ragged_placement(rows, slots, slots, torch.ones((len(rows), 1, 1), dtype=torch.bool), self.dtype, self.device)
+            positions = torch.tensor(slots, dtype=torch.long, device=self.device).unsqueeze(1)
+            out = self.graphs.run(tokens_t.unsqueeze(1), positions, placed)
+            if out is not None:
+                return out[0][:, 0]
+        where = one_token_per_row(rows, slots, self.max_len, self.device)
+        logits, _ = self._run(
+            tokens_t, self._cos[where.slots], self._sin[where.slots], where, last_only=False, return_hidden=False
+        )
         return logits
+
+    def run_rows(
+        self,
+        tokens: torch.Tensor,
+        positions: torch.Tensor,
+        where: TokensPerRow,
+        return_hidden: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """A ragged batch: logits ``[B, T, V]`` for ``tokens`` ``[B, T]`` at RoPE ``positions``
+        ``[B, T]``, placed as ``where`` says (:func:`ragged_placement`); with ``return_hidden``
+        the hidden states ``[B, T, *]`` an EAGLE head reads (as :meth:`run`)."""
+        b, t = tokens.shape
+        if where.span > self.max_len:
+            raise ValueError(f"KV cache overflow: {where.span} > {self.max_len}")
+        if self.graphs is not None:
+            out = self.graphs.run(tokens, positions, where)
+            if out is not None and (out[1] is not None or not return_hidden):
+                return out[0], (out[1] if return_hidden else None)
+        flat = positions.reshape(-1)
+        logits, hidden = self._run(tokens.reshape(-1), self._cos[flat], self._sin[flat], where, False, return_hidden)
+        return logits.view(b, t, -1), (None if hidden is None else hidden.view(b, t, -1))
+
+    def static_forward(
+        self, tokens: torch.Tensor, positions: torch.Tensor, where: TokensPerRow, hidden: torch.Tensor | None, return_hidden: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """:meth:`run_rows` with shapes that depend only on the batch (what a CUDA graph records):
+        ``where`` reads every slot of its rows (``span`` = the cache length)."""
+        b, t = tokens.shape
+        flat = positions.reshape(-1)
+        logits, out = self._run(tokens.reshape(-1), self._cos[flat], self._sin[flat], where, False, return_hidden)
+        return logits.view(b, t, -1), (None if out is None else out.view(b, t, -1))
 
     def forward_train(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, T, V]`` for a batch of sequences, no cache (used to train the tiny pair)."""
@@ -448,6 +553,15 @@ class CausalLM(nn.Module):
         if not return_hidden:
             return logits, None
         return logits, (torch.cat(captured, dim=-1) if capture else normed)
+
+
+def one_token_per_row(rows: list[int], slots: list[int], max_len: int, device: torch.device) -> OneTokenPerRow:
+    """Token ``b`` at slot ``slots[b]`` of row ``rows[b]`` (a batched decode step)."""
+    span = max(slots) + 1
+    if span > max_len:
+        raise ValueError(f"KV cache overflow: {span} > {max_len}")
+    slots_t = torch.tensor(slots, dtype=torch.long, device=device)
+    return OneTokenPerRow(torch.tensor(rows, dtype=torch.long, device=device), slots_t, span, row_range_of(rows))
 
 
 def rope_tables(

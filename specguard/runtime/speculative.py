@@ -1,7 +1,13 @@
 """Plain and speculative decoding, per request (:class:`Sequence`) on its own cache row.
 
-Speculative rounds run one request at a time; plain decode steps of several requests run as
-one batched target forward (:meth:`Decoder.plain_step`).
+Several requests advance together: plain decode steps as one batched target forward
+(:meth:`Decoder.plain_step`); speculative rounds as one batched draft (:func:`propose_batch`:
+the drafters that share a model draft in one ragged catch-up or extend forward, then one
+forward per chain step or tree depth for all rows) and one target forward verifying every
+request's tree, padded to the largest, each row under its own tree mask and RoPE positions
+(:meth:`Decoder.spec_step`); acceptance is per request. New requests' prompts are prefilled
+together (:meth:`Decoder.prefill_many`). One request alone runs the one-row path
+(:meth:`Decoder.spec_round`), as decoding always has.
 
 Cache convention, for the target and for a draft model alike: the cache holds the keys and
 values of every committed token except the last one, which is the *root* of the next round.
@@ -33,7 +39,7 @@ from typing import Protocol
 import torch
 
 from specguard.runtime.eagle import EagleHead
-from specguard.runtime.model import CausalLM
+from specguard.runtime.model import CausalLM, ragged_placement
 from specguard.runtime.ngram import NgramCorpus
 from specguard.runtime.tree import DraftTree
 
@@ -121,6 +127,16 @@ class Drafter(Protocol):
     #: the drafter reads the target's hidden states (EAGLE heads): the target's forwards return them
     needs_hidden: bool
 
+    @property
+    def batch_key(self) -> object:
+        """Drafters with equal keys draft together in a batched round (:func:`propose_batch`)."""
+
+    def snapshot(self) -> object:
+        """The drafter's per-request state, to :meth:`restore` if a batched round fails."""
+
+    def restore(self, state: object) -> None:
+        """Back to a :meth:`snapshot`."""
+
     def bind(self, row: int) -> None:
         """Point the drafter's cache (if it has one) at the request's row."""
 
@@ -135,7 +151,25 @@ class Drafter(Protocol):
         (root first) and the bonus; ``hidden`` holds the target's hidden state at every tree node."""
 
 
-class NoDrafter:
+class _Stateless:
+    """Drafters with no per-request state of their own: they draft one request at a time."""
+
+    @property
+    def batch_key(self) -> object:
+        return type(self)
+
+    def snapshot(self) -> object:
+        return None
+
+    def restore(self, state: object) -> None:
+        pass
+
+    @staticmethod
+    def propose_many(drafters: list[Drafter], seqs: list[Sequence]) -> list[Proposal]:
+        return [d.propose(s.committed, s.params, s.gen) for d, s in zip(drafters, seqs, strict=True)]
+
+
+class NoDrafter(_Stateless):
     """Plain decoding: the round drafts nothing, so the target's verify forward is a decode step."""
 
     needs_hidden = False
@@ -153,7 +187,7 @@ class NoDrafter:
         pass
 
 
-class NgramDrafter:
+class NgramDrafter(_Stateless):
     """NGRAM: drafts a tree from the n-grams of every request's tokens (a corpus all requests share)."""
 
     needs_hidden = False
@@ -188,6 +222,42 @@ class ModelDrafter:
 
     def bind(self, row: int) -> None:
         self.model.bind_row(row)
+
+    @property
+    def batch_key(self) -> object:
+        return (ModelDrafter, id(self.model), self.spec)
+
+    def snapshot(self) -> object:
+        return self.valid
+
+    def restore(self, state: object) -> None:
+        assert isinstance(state, int)
+        self.valid = state
+
+    @staticmethod
+    def propose_many(drafters: list[ModelDrafter], seqs: list[Sequence]) -> list[Proposal]:
+        """Every request's draft at once: one ragged catch-up forward, then one batched forward
+        per draft step (chain) or per tree depth (tree), all rows together."""
+        model, spec = drafters[0].model, drafters[0].spec
+        rows = [s.row for s in seqs]
+        bases = [len(s.committed) for s in seqs]
+        first = _catch_up_rows(model, rows, [d.valid for d in drafters], [s.committed[d.valid :] for d, s in zip(drafters, seqs)])
+        for d, base in zip(drafters, bases):
+            d.valid = base
+        if spec.topk == 1:
+
+            def step(tokens: torch.Tensor, i: int) -> torch.Tensor:
+                return model.forward_decode(tokens, rows, [base + i for base in bases])
+
+            return _draft_chains(seqs, first, spec.num_steps, step)
+
+        def expand(
+            tokens: torch.Tensor, parent_rows: torch.Tensor, positions: torch.Tensor, window: _Window
+        ) -> torch.Tensor:
+            return model.run_rows(tokens, positions, window.placement(rows, model.dtype, model.device))[0]
+
+        trees = grow_trees([s.committed[-1] for s in seqs], first, spec, bases, model.device, expand)
+        return [(tree, None) for tree in trees]
 
     def start(self, committed: list[int], hidden: torch.Tensor | None) -> None:
         self.valid = 0
@@ -273,6 +343,78 @@ class EagleDrafter:
     def bind(self, row: int) -> None:
         self.head.bind_row(row)
 
+    @property
+    def batch_key(self) -> object:
+        return (EagleDrafter, id(self.head), self.spec)
+
+    def snapshot(self) -> object:
+        return (self.valid, self.pending)
+
+    def restore(self, state: object) -> None:
+        assert isinstance(state, tuple)
+        self.valid, self.pending = state
+
+    @staticmethod
+    def propose_many(drafters: list[EagleDrafter], seqs: list[Sequence]) -> list[Proposal]:
+        """Every request's draft at once: one ragged draft extend over the pending target hidden
+        states, then one batched head forward per draft step (chain) or tree depth (tree)."""
+        head, spec, device = drafters[0].head, drafters[0].spec, drafters[0].device
+        rows = [s.row for s in seqs]
+        pendings = [d.pending for d in drafters]
+        assert all(p is not None for p in pendings)
+        lengths = [p.shape[0] for p in pendings if p is not None]
+        b = len(seqs)
+        first_rows: list[torch.Tensor] = [torch.empty(0)] * b
+        state_rows: list[torch.Tensor] = [torch.empty(0)] * b
+        for group in length_groups(lengths):  # a new request's whole prompt does not pad the others
+            g_lengths = [lengths[i] for i in group]
+            t = max(g_lengths)
+            g_valids = [drafters[i].valid for i in group]
+            tokens = torch.tensor(
+                [
+                    seqs[i].committed[drafters[i].valid + 1 : drafters[i].valid + 1 + m] + [0] * (t - m)
+                    for i, m in zip(group, g_lengths)
+                ],
+                dtype=torch.long,
+            )
+            hidden = torch.nn.utils.rnn.pad_sequence([pendings[i] for i in group], batch_first=True)  # type: ignore[misc]
+            window = _Window.causal(g_valids, t)
+            positions = torch.tensor(g_valids, device=device).unsqueeze(1) + torch.arange(t, device=device)
+            logits, out = head.run_rows(
+                tokens.to(device), hidden, positions, window.placement([rows[i] for i in group], head.dtype, device), from_target=True
+            )
+            last = torch.tensor([m - 1 for m in g_lengths], device=device)
+            pick = torch.arange(len(group), device=device)
+            g_first, g_state = logits[pick, last], out[pick, last]
+            for j, i in enumerate(group):
+                first_rows[i], state_rows[i] = g_first[j], g_state[j]
+        first, state = torch.stack(first_rows), torch.stack(state_rows)  # [B, V'], [B, H]
+        for d, m in zip(drafters, lengths):
+            d.valid += m
+            d.pending = None
+        slots = [d.valid for d in drafters]
+        hot = drafters[0].hot
+        if spec.topk == 1:
+            carried = {"hidden": state}
+
+            def step(tokens: torch.Tensor, i: int) -> torch.Tensor:
+                step_logits, carried["hidden"] = head.forward_decode(tokens, carried["hidden"], rows, [v + i for v in slots])
+                return step_logits
+
+            return _draft_chains(seqs, first, spec.num_steps, step, hot, head.full_vocab)
+        states = {"hidden": state.unsqueeze(1)}  # [B, beam, H]
+
+        def expand(tokens: torch.Tensor, parent_rows: torch.Tensor, positions: torch.Tensor, window: _Window) -> torch.Tensor:
+            rows_b = torch.arange(b).unsqueeze(1)
+            parents = states["hidden"][rows_b.to(device), parent_rows.to(device)]
+            out_logits, states["hidden"] = head.run_rows(tokens, parents, positions, window.placement(rows, head.dtype, device))
+            return out_logits
+
+        trees = grow_trees(
+            [s.committed[-1] for s in seqs], first, spec, slots, device, expand, drafters[0].hot_cpu
+        )
+        return [(tree, None) for tree in trees]
+
     def start(self, committed: list[int], hidden: torch.Tensor | None) -> None:
         assert hidden is not None, "needs_hidden: the target returns its hidden states"
         self.valid = 0
@@ -337,6 +479,102 @@ class EagleDrafter:
         return grow_tree(committed[-1], first, self.spec, self.valid, self.device, expand, self.hot_cpu)
 
 
+@dataclass(frozen=True)
+class _Window:
+    """What a ragged batch's new tokens see (see :func:`ragged_placement`): row ``b``'s tokens sit
+    at slots ``starts[b]..``, see every slot below ``prefixes[b]`` and, of the ``W`` slots from
+    ``prefixes[b]``, those ``local[b]`` (``[B, T, W]``) allows."""
+
+    prefixes: list[int]
+    starts: list[int]
+    local: torch.Tensor
+
+    @classmethod
+    def causal(cls, starts: list[int], t: int) -> _Window:
+        """``t`` new tokens per row from ``starts[b]``, causal among themselves (chains, catch-up;
+        a padded row's padding sees its real tokens and is never read)."""
+        local = torch.ones(t, t, dtype=torch.bool).tril_().expand(len(starts), t, t)
+        return cls(list(starts), list(starts), local)
+
+    def placement(self, rows: list[int], dtype: torch.dtype, device: torch.device):  # type: ignore[no-untyped-def]
+        return ragged_placement(rows, self.prefixes, self.starts, self.local, dtype, device)
+
+
+#: a drafter's batched forward over the beams of every request:
+#: (tokens [B, k], parent_rows [B, k], positions [B, k], window) -> logits [B, k, V]
+ExpandRows = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, _Window], torch.Tensor]
+
+
+def length_groups(lengths: list[int]) -> list[list[int]]:
+    """Indices of a ragged batch grouped so that padding to each group's longest costs at most a
+    quarter of its tokens (plus 32), in ascending order: one group when the lengths are alike
+    (every round after the first), two when a new request's prompt joins short catch-ups."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for i in order:
+        n = lengths[i]
+        if current and n * (len(current) + 1) > 1.25 * (total + n) + 32:
+            groups.append(sorted(current))
+            current, total = [], 0
+        current.append(i)
+        total += n
+    if current:
+        groups.append(sorted(current))
+    return groups
+
+
+def _catch_up_rows(model: CausalLM, rows: list[int], valids: list[int], pending: list[list[int]]) -> torch.Tensor:
+    """Feed each row the committed tokens its draft cache lacks (ragged: one forward per group of
+    alike lengths, :func:`length_groups`); the logits after each row's last one ``[B, V]``."""
+    device = model.device
+    out: list[torch.Tensor] = [torch.empty(0)] * len(rows)
+    for group in length_groups([len(p) for p in pending]):
+        g_pending = [pending[i] for i in group]
+        g_valids = [valids[i] for i in group]
+        t = max(len(p) for p in g_pending)
+        tokens = torch.tensor([p + [0] * (t - len(p)) for p in g_pending], dtype=torch.long, device=device)
+        positions = torch.tensor(g_valids, device=device).unsqueeze(1) + torch.arange(t, device=device)
+        window = _Window.causal(g_valids, t)
+        logits = model.run_rows(tokens, positions, window.placement([rows[i] for i in group], model.dtype, device))[0]
+        last = torch.tensor([len(p) - 1 for p in g_pending], device=device)
+        picked = logits[torch.arange(len(group), device=device), last]
+        for j, i in enumerate(group):
+            out[i] = picked[j]
+    return torch.stack(out)
+
+
+def _draft_chains(
+    seqs: list[Sequence],
+    logits: torch.Tensor,
+    steps: int,
+    step: Callable[[torch.Tensor, int], torch.Tensor],
+    hot: torch.Tensor | None = None,
+    full_vocab: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> list[Proposal]:
+    """``steps`` draft tokens per request, one batched ``step(tokens, i)`` forward per depth:
+    greedy requests take the argmax (through ``hot``, a reduced vocabulary's token ids), sampling
+    ones draw from their own distribution with their own generator (kept for the verify)."""
+    sampled = [i for i, s in enumerate(seqs) if not s.params.greedy]
+    probs: dict[int, list[torch.Tensor]] = {i: [] for i in sampled}
+    drafted: list[torch.Tensor] = []
+    for depth in range(steps):
+        tokens = logits.argmax(-1)
+        if hot is not None:
+            tokens = hot[tokens]
+        for i in sampled:
+            row = full_vocab(logits[i]) if full_vocab is not None else logits[i]
+            q = logits_to_probs(row, seqs[i].params)
+            tokens[i] = torch.multinomial(q, 1, generator=seqs[i].gen)[0]
+            probs[i].append(q)
+        drafted.append(tokens)
+        if depth < steps - 1:
+            logits = step(tokens, depth)
+    drafts = torch.stack(drafted, dim=1).tolist()
+    return [(DraftTree.chain([s.committed[-1], *drafts[i]]), probs.get(i)) for i, s in enumerate(seqs)]
+
+
 def grow_tree(
     root: int,
     first_logits: torch.Tensor,
@@ -346,69 +584,130 @@ def grow_tree(
     expand: Expand,
     token_ids: torch.Tensor | None = None,
 ) -> DraftTree:
-    """SGLang's EAGLE-2 tree: top-``topk`` children per beam node with cumulative log-probabilities,
-    the ``topk`` best pool nodes as the next beam, and the best ``num_draft_tokens - 1`` nodes kept.
+    """One request's EAGLE-2 tree (:func:`grow_trees` with one row): ``expand(tokens,
+    parent_rows, positions, start, mask)`` runs the drafter on the beam at scratch slots
+    ``start..`` under a ``[k, start + k]`` mask."""
+    k = spec.topk
 
-    ``first_logits`` are the drafter's logits for depth 1; the drafter's cache holds ``prefix``
-    committed slots, and depth-``s`` nodes sit at RoPE position ``prefix - 1 + s``.
-    ``expand(tokens, parent_rows, positions, start, mask)`` runs the drafter on the beam (written
-    to scratch slots ``start..``); ``parent_rows`` are each beam node's parent row in the previous
-    expand (all 0 for depth 1), for drafters that carry a per-node hidden state. ``token_ids``
-    maps the drafter's logit rows to token ids (an EAGLE3 head's reduced vocabulary; None: the
-    rows are the token ids).
+    def one(tokens: torch.Tensor, parent_rows: torch.Tensor, positions: torch.Tensor, window: _Window) -> torch.Tensor:
+        start = window.starts[0]
+        mask = torch.ones(k, start + k, dtype=torch.bool, device=device)
+        mask[:, prefix:] = window.local[0].to(device)
+        return expand(tokens[0], parent_rows[0], positions[0], start, mask).unsqueeze(0)
+
+    return grow_trees([root], first_logits.unsqueeze(0), spec, [prefix], device, one, token_ids)[0]
+
+
+def grow_trees(
+    roots: list[int],
+    first_logits: torch.Tensor,
+    spec: SpecConfig,
+    prefixes: list[int],
+    device: torch.device,
+    expand: ExpandRows,
+    token_ids: torch.Tensor | None = None,
+) -> list[DraftTree]:
+    """SGLang's EAGLE-2 tree for each of ``B`` requests at once: top-``topk`` children per beam
+    node with cumulative log-probabilities, the ``topk`` best pool nodes as the next beam, and the
+    best ``num_draft_tokens - 1`` nodes kept.
+
+    ``first_logits`` ``[B, V]`` are the drafter's logits for depth 1; row ``b``'s drafter cache
+    holds ``prefixes[b]`` committed slots, and its depth-``s`` nodes sit at RoPE position
+    ``prefixes[b] - 1 + s``. ``expand(tokens, parent_rows, positions, window)`` runs the drafter
+    on every request's beam (``[B, k]``, written to scratch slots ``window.starts[b]..``);
+    ``parent_rows`` are each beam node's parent row in the previous expand (all 0 for depth 1),
+    for drafters that carry a per-node hidden state. ``token_ids`` maps the drafter's logit rows
+    to token ids (an EAGLE3 head's reduced vocabulary; None: the rows are the token ids).
     """
     k = spec.topk
+    b = len(roots)
     logp = torch.log_softmax(first_logits, dim=-1)
-    top_values, top_indices = (t.cpu() for t in torch.topk(logp, k))
+    top_values, top_indices = (t.cpu() for t in torch.topk(logp, k, dim=-1))
     if token_ids is not None:
         top_indices = token_ids[top_indices]
-    # Tree bookkeeping stays on the host; only the beam's tokens go to the device.
+    # Tree bookkeeping stays on the host; only the beams' tokens go to the device.
     pool_scores = [top_values]
     pool_tokens = [top_indices]
-    beam_pool_idx = torch.arange(k)
+    pool_parents = [torch.full((b, k), -1, dtype=torch.long)]
+    beam_pool_idx = torch.arange(k).expand(b, k)
     beam_scores = top_values
     beam_tokens = top_indices
-    beam_parent_rows = torch.zeros(k, dtype=torch.long)
-    ancestors_of_pool: dict[int, list[int]] = {}
+    beam_parent_rows = torch.zeros((b, k), dtype=torch.long)
+    # Which earlier scratch slots (from each prefix) each beam node sees: its ancestors'.
+    seen = torch.zeros((b, k, 0), dtype=torch.bool)
+    own = torch.eye(k, dtype=torch.bool).expand(b, k, k)
     pool_size = k
-    parents_all: list[int] = [-1] * k
     for step in range(1, spec.num_steps):
-        start = prefix + (step - 1) * k
-        # Each beam node sees the committed prefix, its ancestors' scratch slots and itself.
-        scratch = [[False] * (step * k) for _ in range(k)]
-        for j, pidx in enumerate(beam_pool_idx.tolist()):
-            chain = [start - prefix + j, *ancestors_of_pool.get(parents_all[pidx], [])]
-            ancestors_of_pool[pidx] = chain
-            for slot in chain:
-                scratch[j][slot] = True
-        mask = torch.ones(k, start + k, dtype=torch.bool, device=device)
-        mask[:, prefix:] = torch.tensor(scratch, dtype=torch.bool, device=device)
-        positions = torch.full((k,), prefix - 1 + step, dtype=torch.long, device=device)
-        logits = expand(beam_tokens.to(device), beam_parent_rows, positions, start, mask)
+        offset = (step - 1) * k
+        local = torch.cat([seen, own], dim=2)  # [B, k, step * k]: ancestors and itself
+        window = _Window(list(prefixes), [p + offset for p in prefixes], local)
+        positions = (torch.tensor(prefixes, dtype=torch.long) - 1 + step).unsqueeze(1).expand(b, k).to(device)
+        logits = expand(beam_tokens.to(device), beam_parent_rows, positions, window)
         child = torch.topk(torch.log_softmax(logits, dim=-1), k, dim=-1)
-        scores = (beam_scores.unsqueeze(1) + child.values.cpu()).reshape(-1)
-        tokens = child.indices.cpu().reshape(-1)
+        scores = (beam_scores.unsqueeze(2) + child.values.cpu()).reshape(b, k * k)
+        tokens = child.indices.cpu().reshape(b, k * k)
         if token_ids is not None:
             tokens = token_ids[tokens]
-        parents = beam_pool_idx.repeat_interleave(k)
         pool_scores.append(scores)
         pool_tokens.append(tokens)
-        parents_all += parents.tolist()
-        best = torch.topk(scores, k).indices
+        pool_parents.append(beam_pool_idx.repeat_interleave(k, dim=1))
+        best = torch.topk(scores, k, dim=-1).indices
         beam_pool_idx = pool_size + best
-        beam_scores = scores[best]
-        beam_tokens = tokens[best]
+        beam_scores = scores.gather(1, best)
+        beam_tokens = tokens.gather(1, best)
         beam_parent_rows = best // k  # row of the beam node (in this expand) each new node descends from
+        seen = local.gather(1, beam_parent_rows.unsqueeze(2).expand(b, k, local.shape[2]))
         pool_size += k * k
-    scores = torch.cat(pool_scores)
-    order = torch.sort(scores, descending=True, stable=True).indices[: spec.num_draft_tokens - 1]
-    chosen = sorted(order.tolist())
-    tokens_all = torch.cat(pool_tokens).tolist()
-    tree = DraftTree.root_only(root)
-    tree_idx: dict[int, int] = {-1: 0}
-    for pidx in chosen:
-        tree_idx[pidx] = tree.add_child(tree_idx[parents_all[pidx]], tokens_all[pidx])
-    return tree
+    all_scores = torch.cat(pool_scores, dim=1)
+    all_tokens = torch.cat(pool_tokens, dim=1).tolist()
+    all_parents = torch.cat(pool_parents, dim=1).tolist()
+    orders = torch.sort(all_scores, dim=1, descending=True, stable=True).indices[:, : spec.num_draft_tokens - 1].tolist()
+    trees = []
+    for i, root in enumerate(roots):
+        tree = DraftTree.root_only(root)
+        tree_idx: dict[int, int] = {-1: 0}
+        for pidx in sorted(orders[i]):
+            tree_idx[pidx] = tree.add_child(tree_idx[all_parents[i][pidx]], all_tokens[i][pidx])
+        trees.append(tree)
+    return trees
+
+
+#: prompt tokens one batched prefill forward takes at most (padding included)
+PREFILL_BATCH_TOKENS = 4096
+
+
+def prefill_groups(seqs: list[Sequence]) -> list[list[Sequence]]:
+    """New requests grouped for batched prefill: by prompt length, a group closing when padding
+    to its longest prompt would cost more than a quarter of its tokens (plus 32) or the group
+    would pass :data:`PREFILL_BATCH_TOKENS`."""
+    groups: list[list[Sequence]] = []
+    current: list[Sequence] = []
+    total = 0
+    for seq in sorted(seqs, key=lambda s: len(s.prompt)):
+        n = len(seq.prompt)
+        padded = n * (len(current) + 1)  # sorted: this prompt is the group's longest
+        if current and (padded > 1.25 * (total + n) + 32 or padded > PREFILL_BATCH_TOKENS):
+            groups.append(current)
+            current, total = [], 0
+        current.append(seq)
+        total += n
+    if current:
+        groups.append(current)
+    return groups
+
+
+def propose_batch(seqs: list[Sequence]) -> list[Proposal]:
+    """Every request's draft: requests whose drafters share a batch key draft together."""
+    groups: dict[object, list[int]] = {}
+    for i, seq in enumerate(seqs):
+        groups.setdefault(seq.drafter.batch_key, []).append(i)
+    out: list[Proposal | None] = [None] * len(seqs)
+    for members in groups.values():
+        group = [seqs[i] for i in members]
+        drafters = [s.drafter for s in group]
+        for i, proposal in zip(members, type(drafters[0]).propose_many(drafters, group), strict=True):  # type: ignore[attr-defined]
+            out[i] = proposal
+    return [p for p in out if p is not None]
 
 
 @dataclass
@@ -494,11 +793,38 @@ class Decoder:
         self._bind(seq)
         with torch.inference_mode():
             tokens = torch.tensor(seq.prompt, dtype=torch.long, device=self.device)
-            logits, hidden = self.target.run(tokens, None, 0, last_only=True, return_hidden=self._needs_hidden)
+            logits, hidden = self.target.run(tokens, None, 0, last_only=True, return_hidden=seq.drafter.needs_hidden)
             first = self._pick(logits[0], seq.params, seq.gen)
         seq.committed = [*seq.prompt, first]
         seq.drafter.start(seq.committed, hidden)
         return RoundResult([first], None, prefill=True)
+
+    def prefill_many(self, seqs: list[Sequence]) -> list[RoundResult]:
+        """The prompts' forwards and first tokens of several new requests: prompts of similar
+        length share one padded forward (:func:`prefill_groups`), one request runs :meth:`prefill`."""
+        results: dict[int, RoundResult] = {}
+        for group in prefill_groups(seqs):
+            if len(group) == 1:
+                results[id(group[0])] = self.prefill(group[0])
+                continue
+            group = sorted(group, key=lambda s: s.row)
+            needs_hidden = any(s.drafter.needs_hidden for s in group)
+            lengths = [len(s.prompt) for s in group]
+            t = max(lengths)
+            with torch.inference_mode():
+                tokens = torch.tensor([s.prompt + [0] * (t - len(s.prompt)) for s in group], dtype=torch.long)
+                window = _Window.causal([0] * len(group), t)
+                positions = torch.arange(t).expand(len(group), t).to(self.device)
+                placement = window.placement([s.row for s in group], self.target.dtype, self.device)
+                logits, hidden = self.target.run_rows(tokens.to(self.device), positions, placement, needs_hidden)
+                last = logits[torch.arange(len(group), device=self.device), torch.tensor(lengths, device=self.device) - 1]
+                greedy = last.argmax(dim=-1).tolist()
+                for i, seq in enumerate(group):
+                    first = greedy[i] if seq.params.greedy else _sample(logits_to_probs(last[i], seq.params), seq.gen)
+                    seq.committed = [*seq.prompt, first]
+                    seq.drafter.start(seq.committed, None if hidden is None else hidden[i, : lengths[i]])
+                    results[id(seq)] = RoundResult([first], None, prefill=True)
+        return [results[id(seq)] for seq in seqs]
 
     def plain_step(self, seqs: list[Sequence]) -> list[RoundResult]:
         """One plain decode step for every sequence (prefilled): one target forward for all of them."""
@@ -534,6 +860,86 @@ class Decoder:
             new_tokens, accepted = self._spec_round(seq)
         return RoundResult(new_tokens, accepted)
 
+    def spec_step(self, seqs: list[Sequence]) -> list[RoundResult]:
+        """One speculative round for every sequence (prefilled) at once: one batched draft
+        (:func:`propose_batch`), one target forward verifying every request's tree (padded to
+        the largest, each under its own tree mask and positions), then each request's own
+        acceptance. One sequence runs :meth:`spec_round`. If the batch fails before any request
+        has accepted, every drafter is as it was and the caller may run the requests one by one."""
+        if len(seqs) == 1:
+            return [self.spec_round(seqs[0])]
+        given = seqs
+        # In row order: a contiguous run of rows is read as a view of the cache, not gathered.
+        seqs = sorted(seqs, key=lambda s: s.row)
+        saved = [s.drafter.snapshot() for s in seqs]
+        try:
+            with torch.inference_mode():
+                proposals = propose_batch(seqs)
+                trees = [tree for tree, _ in proposals]
+                needs_hidden = any(s.drafter.needs_hidden for s in seqs)
+                logits, hidden = self._verify_rows(seqs, trees, needs_hidden)
+                verdicts = self._judge(seqs, proposals, logits)
+        except BaseException:
+            for seq, state in zip(seqs, saved):
+                seq.drafter.restore(state)
+            raise
+        by_seq: dict[int, RoundResult] = {}
+        with torch.inference_mode():
+            for i, (seq, tree, (path, bonus)) in enumerate(zip(seqs, trees, verdicts)):
+                root_pos = len(seq.committed) - 1
+                if path != list(range(len(path))):
+                    self.target.bind_row(seq.row)
+                    self.target.move_cache(torch.tensor(path, dtype=torch.long, device=self.device) + root_pos, root_pos)
+                new_tokens = [tree.tokens[j] for j in path[1:]] + [bonus]
+                before = len(seq.committed)
+                seq.committed.extend(new_tokens)
+                seq.drafter.accept(seq.committed, before, path, None if hidden is None else hidden[i])
+                by_seq[id(seq)] = RoundResult(new_tokens, len(path) - 1)
+        return [by_seq[id(seq)] for seq in given]
+
+    def _verify_rows(
+        self, seqs: list[Sequence], trees: list[DraftTree], needs_hidden: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The target's forward over every request's tree, padded to the largest: logits
+        ``[B, T, V]`` (and the hidden states an EAGLE head reads)."""
+        device = self.device
+        t = max(len(tree) for tree in trees)
+        if self.target.graphs is not None:  # the captured verify shape: num_draft_tokens per request
+            t = max(t, self.spec.num_draft_tokens)
+        roots = [len(s.committed) - 1 for s in seqs]
+        tokens = torch.tensor([tree.tokens + [tree.tokens[0]] * (t - len(tree)) for tree in trees], dtype=torch.long)
+        if all(tree.is_chain() for tree in trees):
+            window = _Window.causal(roots, t)
+            depths = torch.arange(t).expand(len(trees), t)
+        else:
+            local = torch.eye(t, dtype=torch.bool).repeat(len(trees), 1, 1)
+            depths = torch.zeros((len(trees), t), dtype=torch.long)
+            for i, tree in enumerate(trees):
+                n = len(tree)
+                local[i, :n, :n] = tree.ancestor_mask()
+                depths[i, :n] = torch.tensor(tree.depths)
+            window = _Window(roots, roots, local)
+        positions = (torch.tensor(roots).unsqueeze(1) + depths).to(device)
+        return self.target.run_rows(
+            tokens.to(device), positions, window.placement([s.row for s in seqs], self.target.dtype, device), needs_hidden
+        )
+
+    def _judge(
+        self, seqs: list[Sequence], proposals: list[Proposal], logits: torch.Tensor
+    ) -> list[tuple[list[int], int]]:
+        """Each request's accepted path and bonus token, by its own sampling parameters."""
+        best = logits.argmax(dim=-1).tolist() if any(s.params.greedy for s in seqs) else None
+        out = []
+        for i, (seq, (tree, draft_probs)) in enumerate(zip(seqs, proposals)):
+            if seq.params.greedy:
+                assert best is not None
+                out.append(self._walk_greedy(tree, best[i]))
+            elif draft_probs is not None:
+                out.append(self._verify_chain_sampling(tree, logits[i, : len(tree)], draft_probs, seq.params, seq.gen))
+            else:
+                out.append(self._verify_tree_sampling(tree, logits[i, : len(tree)], seq.params, seq.gen))
+        return out
+
     def _pick(self, logits: torch.Tensor, params: SamplingParams, gen: torch.Generator | None) -> int:
         if params.greedy:
             return int(logits.argmax().item())
@@ -551,7 +957,7 @@ class Decoder:
             positions = torch.tensor(tree.depths, dtype=torch.long, device=self.device) + root_pos
             mask = torch.ones(n, root_pos + n, dtype=torch.bool, device=self.device)
             mask[:, root_pos:] = tree.ancestor_mask(self.device)
-        logits, hidden = self.target.run(tokens, positions, root_pos, mask, return_hidden=self._needs_hidden)
+        logits, hidden = self.target.run(tokens, positions, root_pos, mask, return_hidden=seq.drafter.needs_hidden)
         if params.greedy:
             path, bonus = self._verify_greedy(tree, logits)
         elif draft_probs is not None:
@@ -567,9 +973,13 @@ class Decoder:
         seq.drafter.accept(committed, before, path, hidden)
         return new_tokens, len(path) - 1
 
+    @classmethod
+    def _verify_greedy(cls, tree: DraftTree, logits: torch.Tensor) -> tuple[list[int], int]:
+        return cls._walk_greedy(tree, logits.argmax(dim=-1).tolist())
+
     @staticmethod
-    def _verify_greedy(tree: DraftTree, logits: torch.Tensor) -> tuple[list[int], int]:
-        best = logits.argmax(dim=-1).tolist()
+    def _walk_greedy(tree: DraftTree, best: list[int]) -> tuple[list[int], int]:
+        """The longest path whose every draft is the target's argmax at its parent, and the bonus."""
         node = 0
         path = [0]
         while True:

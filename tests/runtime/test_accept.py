@@ -156,25 +156,27 @@ def test_roofline_is_memory_bound_at_batch_one_and_speculation_stops_paying_when
 
 
 def test_ctrl_c_stops_early_with_the_figures_so_far(tiny_eagle3, prompts_file):
+    """Ctrl-C once the first setting is measured and before the next (a barrier in the sweep,
+    tests/runtime/accept_barrier.py, not a delay): that setting's figures, and only those."""
     import os
     import signal
     import subprocess
     import sys
-    import time
 
+    from accept_barrier import READY
+
+    barrier = Path(__file__).resolve().parent / "accept_barrier.py"
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "specguard", "accept", "--target", str(tiny_eagle3.target), "--draft", str(tiny_eagle3.draft),
+        [sys.executable, str(barrier), "accept", "--target", str(tiny_eagle3.target), "--draft", str(tiny_eagle3.draft),
          "--prompts", str(prompts_file), "--max-new-tokens", "200", "--steps", "1,2,3,4,5,6,7,8", "--format", "json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
     try:
-        deadline = time.monotonic() + 300
-        # the estimate line comes before measuring starts; give it a moment to measure a setting or two
         err = ""
-        while "should take about" not in err and time.monotonic() < deadline and proc.poll() is None:
+        while READY not in err and proc.poll() is None:
             err += proc.stderr.readline()
-        time.sleep(3)
+        assert READY in err, err + proc.stderr.read()
         proc.send_signal(signal.SIGINT)
         out, rest = proc.communicate(timeout=120)
     finally:
@@ -182,5 +184,8 @@ def test_ctrl_c_stops_early_with_the_figures_so_far(tiny_eagle3, prompts_file):
             proc.kill()
     assert proc.returncode == 130, err + rest
     report = json.loads(out)
-    assert report["complete"] is False and len(report["settings"]) < 8
+    assert report["complete"] is False
+    assert [s["num_steps"] for s in report["settings"]] == [1], report["settings"]
+    measured = report["settings"][0]
+    assert measured["prompts"] == len(PROMPTS) and measured["verify_ct"] > 0  # every prompt of it, not a part
     assert "stopped by Ctrl-C" in rest

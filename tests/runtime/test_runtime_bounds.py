@@ -7,6 +7,7 @@ A real server on 127.0.0.1 (the module-scoped ``server`` of test_runtime_server.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -86,10 +87,18 @@ def test_health_answers_at_once_and_health_generate_goes_ahead_of_the_queue(serv
             generate(c, prompt, 200, ignore_eos=True)
         finished.append(("request", time.monotonic()))
 
+    def running(c) -> int:
+        text = c.get("/metrics").text
+        return int(float(re.search(r"sglang:num_running_reqs\{[^}]*\} (\S+)", text).group(1)))
+
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = [pool.submit(long_request, p) for p in PROMPTS]
-        time.sleep(0.5)  # the first is running, the others queued
         with server.client() as c:
+            # Once the server counts the requests running (its counter, not a sleep: batched
+            # speculative rounds may finish all of them within a fixed sleep).
+            while running(c) == 0:
+                assert not all(future.done() for future in futures), "the requests ended before they were seen running"
+                time.sleep(0.01)
             began = time.monotonic()
             assert c.get("/health").status_code == 200
             assert time.monotonic() - began < 1.0, "/health waited behind the queued requests"

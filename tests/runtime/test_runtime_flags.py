@@ -95,9 +95,9 @@ def test_gpu_only_flags_are_ignored_with_a_warning_and_unknown_flags_too():
     parsed = parse_flags(
         [
             *BASE,
-            "--cuda-graph-max-bs",
-            "16",
-            "--disable-cuda-graph",
+            "--mem-fraction-static",
+            "0.8",
+            "--enable-torch-compile",
             "--attention-backend",
             "fa3",
             "--brand-new-flag",
@@ -105,8 +105,8 @@ def test_gpu_only_flags_are_ignored_with_a_warning_and_unknown_flags_too():
         ]
     )
     assert parsed.args.ignored_flags == [
-        "--cuda-graph-max-bs 16",
-        "--disable-cuda-graph",
+        "--mem-fraction-static 0.8",
+        "--enable-torch-compile",
         "--attention-backend fa3",
         "--brand-new-flag x",
     ]

@@ -39,6 +39,8 @@ def server(tiny_pair):
             "--enable-metrics",
             "--cuda-graph-max-bs",
             "8",
+            "--mem-fraction-static",
+            "0.8",
             "--served-model-name",
             "tiny",
             "--context-length",
@@ -99,7 +101,12 @@ def test_liveness_and_info(server):
         )
         assert sinfo["speculative_num_draft_tokens"] == NDT
         assert sinfo["batching"] == "batched" and sinfo["reference_runtime"] is True
-        assert sinfo["ignored_flags"] == ["--cuda-graph-max-bs 8"]
+        assert sinfo["ignored_flags"] == ["--mem-fraction-static 0.8"]
+        # read as SGLang reads it; on CPU the capture plan is kept and capture skipped, saying so
+        assert sinfo["cuda_graph_max_bs"] == 8
+        graphs = sinfo["internal_states"][0]["batching_stats"]["cuda_graph"]
+        assert graphs["batch_sizes"] == list(range(1, 9)) and not graphs["enabled"]
+        assert "skipped on CPU" in graphs["note"]
         assert sinfo["internal_states"][0]["speculative_algorithm"] == "STANDALONE"
         assert set(c.get("/get_server_info").json()) == set(sinfo)
 
@@ -300,7 +307,8 @@ def test_server_wide_accept_length_metrics_and_log_lines(server):
     assert "Prefill batch, #new-seq: 1, #new-token:" in log
     decode = [line for line in server.lines if "Decode batch, #running-req:" in line]
     assert decode and all("accept len: " in line and "cpu graph: False" in line for line in decode)
-    assert "--cuda-graph-max-bs 8: GPU-only tuning flag, ignored" in log
+    assert "--mem-fraction-static 0.8: GPU-only tuning flag, ignored" in log
+    assert "cuda graph: CUDA graphs are skipped on CPU" in log
 
 
 def test_ngram_server_with_api_key(tiny_pair, plain_greedy):

@@ -108,7 +108,8 @@ def test_parser_and_server_args_come_from_one_declaration():
 
 def test_sglang_defaults_are_read_from_its_parser_table_not_copied():
     table = {e["dest"]: e for e in json.loads(flags._SGLANG_FLAGS_TABLE.read_text())["flags"]}
-    own = {"device", "scheduler"}  # the runtime's own defaults, declared as such
+    # the runtime's own defaults, and the spelling of SGLang's earlier releases, declared as such
+    own = {"device", "scheduler", "cuda_graph_max_bs"}
     defaults = flags.ServerArgs()
     checked = 0
     for f, meta in flags.runtime_flags():

@@ -24,6 +24,7 @@ from specguard.runtime.engine import (
 )
 from specguard.runtime.errors import RequestError
 from specguard.runtime.speculative import SamplingParams
+from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 
 logger = logging.getLogger("specguard.runtime")
 
@@ -32,7 +33,7 @@ class ClientDisconnected(Exception):
     """The client closed its connection before its answer: mid-body (an aborted upload), or
     before the result of a non-streaming request."""
 
-VERSION = "0.5.23"
+VERSION = NEWEST_KNOWN_SGLANG
 MAX_REQUEST_BYTES = 1 << 20
 HEALTH_CHECK_TIMEOUT_S = 20.0
 

@@ -89,6 +89,7 @@ def server_info(state: ServerState) -> dict[str, Any]:
     avg = engine.avg_spec_accept_length
     if avg is not None:
         internal["avg_spec_accept_length"] = avg
+    internal["batching_stats"] = engine.batching_stats()
     return {
         **state.info,
         "launch_command": state.launch_command,
