@@ -8,6 +8,7 @@ or pytest's cache, and the launcher is pointed at the same place.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 from pathlib import Path
@@ -21,6 +22,10 @@ pytest.importorskip("torch")
 pytest.importorskip("uvicorn")
 
 START_TIMEOUT = 600  # a 2-core machine shared with other work: loading torch alone can take a minute
+# The device the EAGLE3 launch test serves on: cpu here and in CI; scripts/gpu_check.sh sets
+# cuda (and the GPU's name, for the launch's check) to run the same test on a GPU.
+DEVICE = os.environ.get("SPECGUARD_TEST_DEVICE", "cpu")
+GPU = os.environ.get("SPECGUARD_TEST_GPU", "H100" if DEVICE == "cuda" else "cpu")
 
 
 def test_tiny_cpu_preset_serves_with_speculation_and_stops_cleanly(tiny_root: Path, launcher_factory) -> None:
@@ -76,10 +81,12 @@ def test_dry_run_resolves_the_tiny_pair(tiny_root: Path) -> None:
 
 
 def test_tiny_cpu_eagle3_preset_serves_greedy_output_of_plain_decoding(tiny_root: Path, launcher_factory) -> None:
-    """EAGLE3 through the real CLI: accept length above 1.5, the plain-decoding text, a clean Ctrl-C."""
+    """EAGLE3 through the real CLI on ``DEVICE``: accept length above 1.5, the plain-decoding text
+    through the native API and through the OpenAI client, a clean Ctrl-C."""
     import re
 
     import httpx
+    import openai
 
     from specguard.runtime.loader import load_model
     from specguard.runtime.speculative import Decoder, SamplingParams, SpecConfig
@@ -89,7 +96,7 @@ def test_tiny_cpu_eagle3_preset_serves_greedy_output_of_plain_decoding(tiny_root
     pair = ensure_tiny_eagle3(tiny_root)
     prompt = "def merge_all(items):\n    result = []\n"
     tok = Tokenizer(pair.target)
-    target = load_model(pair.target)
+    target = load_model(pair.target, device=DEVICE)
     target.setup_cache(256)
     plain: list[int] = []
     for result in Decoder(target, SpecConfig()).decode(tok.encode(prompt), SamplingParams(temperature=0.0)):
@@ -98,9 +105,12 @@ def test_tiny_cpu_eagle3_preset_serves_greedy_output_of_plain_decoding(tiny_root
             break
     port = free_port()
     env = launch_env({"SPECGUARD_CACHE_DIR": str(tiny_root)})
-    launcher = launcher_factory(["--preset", "tiny-cpu-eagle3", "--port", str(port), "--health-interval", "0"], env)
+    launcher = launcher_factory(
+        ["--preset", "tiny-cpu-eagle3", "--gpu", GPU, "--port", str(port), "--health-interval", "0", "--", "--device", DEVICE], env
+    )
     launcher.wait_for("serving at", timeout=START_TIMEOUT)
     err = launcher.err
+    assert f"--device {DEVICE}" in err.split("starting reference:")[1].splitlines()[0]
     table = err.split("resolved by the runtime (/server_info)")[1].split("smoke request")[0]
     assert "EAGLE3" in table and "differs" not in table, table
     accept = float(re.search(r"speculative statistics \(smoke request\): accept length ([0-9.]+)", err).group(1))
@@ -109,6 +119,11 @@ def test_tiny_cpu_eagle3_preset_serves_greedy_output_of_plain_decoding(tiny_root
     reply = httpx.post(f"http://127.0.0.1:{port}/generate", json=body, timeout=60).json()
     assert reply["text"] == tok.decode(plain[:64])
     assert reply["meta_info"]["spec_accept_length"] > 1.5
+    client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0, timeout=60)
+    completion = client.completions.create(
+        model=client.models.list().data[0].id, prompt=prompt, max_tokens=64, temperature=0, extra_body={"ignore_eos": True}
+    )
+    assert completion.choices[0].text == tok.decode(plain[:64]) and completion.usage.completion_tokens == 64
     launcher.interrupt(signal.SIGINT)
     assert launcher.wait(timeout=120) == 130
     assert_no_process_left(launcher.runtime_pgid)
