@@ -20,6 +20,9 @@ from safetensors.torch import save_file
 from specguard.runtime.config import parse_config
 from specguard.runtime.model import CausalLM
 
+# Where the runtime's tests load their models: cpu here and in CI; scripts/gpu_check.sh sets cuda.
+DEVICE = os.environ.get("SPECGUARD_TEST_DEVICE", "cpu")
+
 REPO = Path(__file__).resolve().parents[2]
 
 

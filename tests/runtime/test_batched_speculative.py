@@ -12,6 +12,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from runtime_helpers import DEVICE
 
 from specguard.runtime.eagle import load_eagle_head
 from specguard.runtime.loader import load_model
@@ -61,8 +62,8 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tiny_pair, tiny_eagle3) -> World:
-    target = load_model(tiny_pair.target)
-    draft = load_model(tiny_pair.draft)
+    target = load_model(tiny_pair.target, device=DEVICE)
+    draft = load_model(tiny_pair.draft, device=DEVICE)
     head = load_eagle_head(tiny_eagle3.draft, target)
     for model in (target, draft, head):
         model.setup_cache(SLOTS, ROWS)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from runtime_helpers import llama_config, random_model, write_checkpoint
+from runtime_helpers import DEVICE, llama_config, random_model, write_checkpoint
 from safetensors.torch import save_file
 from test_runtime_sampling import _exact_second_token_marginal, _tv
 
@@ -135,7 +135,7 @@ def test_random_head_in_published_layout_is_lossless(tmp_path, target_dir, kind,
         head_dir = write_eagle_head(tmp_path / "head", 64)
     else:
         head_dir = write_eagle3_head(tmp_path / "head", 64, 40, None if kind.endswith("default-aux") else [0, 2, 3])
-    target = load_model(target_dir)
+    target = load_model(target_dir, device=DEVICE)
     target.setup_cache(256)
     plain = [_greedy(Decoder(target, SpecConfig()), [5, 9, 2, 7], 40)[0], _greedy(Decoder(target, SpecConfig()), [3], 40)[0]]
     head = load_eagle_head(head_dir, target)
@@ -150,7 +150,7 @@ def test_random_head_in_published_layout_is_lossless(tmp_path, target_dir, kind,
 
 
 def test_aux_layers_follow_the_config_or_sglang_default(tmp_path, target_dir):
-    target = load_model(target_dir)
+    target = load_model(target_dir, device=DEVICE)
     load_eagle_head(write_eagle3_head(tmp_path / "explicit", 64, 40, [0, 2, 3]), target)
     assert target.aux_layer_ids == (0, 2, 3)
     load_eagle_head(write_eagle3_head(tmp_path / "default", 64, 40, None), target)
@@ -161,7 +161,7 @@ def test_aux_layers_follow_the_config_or_sglang_default(tmp_path, target_dir):
 
 
 def test_d2t_maps_draft_rows_to_target_tokens(tmp_path, target_dir):
-    target = load_model(target_dir)
+    target = load_model(target_dir, device=DEVICE)
     head_dir = write_eagle3_head(tmp_path / "head", 64, 40, [0, 2, 3])
     head = load_eagle_head(head_dir, target)
     from safetensors import safe_open
@@ -193,7 +193,7 @@ def test_bad_heads_are_refused_with_one_line(tmp_path, target_dir, mutate, messa
     head_dir = write_eagle3_head(tmp_path / "head", 64, 40, [0, 2, 3])
     mutate(head_dir)
     with pytest.raises(CheckpointError) as info:
-        load_eagle_head(head_dir, load_model(target_dir))
+        load_eagle_head(head_dir, load_model(target_dir, device=DEVICE))
     assert message in str(info.value) and "\n" not in str(info.value)
 
 
@@ -217,7 +217,7 @@ def test_sampling_with_a_reduced_vocabulary_head_matches_target(tmp_path, topk):
     vocab = 6
     cfg = llama_config(vocab=vocab, hidden=HIDDEN, layers=4, heads=HEADS, kv_heads=KV)
     target_dir = write_checkpoint(tmp_path / "target", cfg, random_model(cfg, seed=3, std=0.6))
-    target = load_model(target_dir)
+    target = load_model(target_dir, device=DEVICE)
     head = load_eagle_head(write_eagle3_head(tmp_path / "head", vocab, 4, [0, 1, 3], seed=5), target)
     prompt = [1, 4, 2]
     params = SamplingParams(temperature=1.0)
@@ -249,7 +249,7 @@ def test_tiny_eagle3_head_is_lossless_and_accepted(tiny_eagle3, steps, topk, ndt
     """The tiny EAGLE3 head (trained on the tiny target's aux states) drafts tokens the target keeps."""
     from specguard.runtime.tokenizer import Tokenizer
 
-    target = load_model(tiny_eagle3.target)
+    target = load_model(tiny_eagle3.target, device=DEVICE)
     target.setup_cache(512)
     head = load_eagle_head(tiny_eagle3.draft, target)
     head.setup_cache(512)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from runtime_helpers import DEVICE
 
 from specguard.runtime.loader import load_model
 from specguard.runtime.speculative import Decoder, SamplingParams, SpecConfig
@@ -31,8 +32,8 @@ CONFIGS = {
 
 @pytest.fixture(scope="module")
 def models(tiny_pair):
-    target = load_model(tiny_pair.target)
-    draft = load_model(tiny_pair.draft)
+    target = load_model(tiny_pair.target, device=DEVICE)
+    draft = load_model(tiny_pair.draft, device=DEVICE)
     target.setup_cache(512)
     draft.setup_cache(512)
     return target, draft, Tokenizer(tiny_pair.target)
