@@ -23,6 +23,7 @@ from typing import Literal
 from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, FlagSpec, ValueKind, extracted_flags
 from specguard.models import Dialect
+from specguard.records import replace
 from specguard.spec import FlagItem, LaunchSpec
 
 SLIME_PREFIX = "--sglang-"
@@ -262,12 +263,12 @@ def _slime_command(spec: LaunchSpec) -> str:
             owner = sglang_items if option.startswith(SLIME_PREFIX) and not item.extra else slime_items
         owner.append(item)
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in spec.env)
-    array = _group_lines(render(spec.model_copy(update={"items": tuple(sglang_items)}), Dialect.SLIME))
+    array = _group_lines(render(replace(spec, items=tuple(sglang_items)), Dialect.SLIME))
     body = "\n".join("   " + " ".join(shlex.quote(t) for t in line) for line in array)
     command = f"{exports}SGLANG_ARGS=(\n{body}\n)"
     if not slime_items:
         return command
-    train = _group_lines(render(spec.model_copy(update={"items": tuple(slime_items)}), Dialect.SLIME))
+    train = _group_lines(render(replace(spec, items=tuple(slime_items)), Dialect.SLIME))
     lines = [" ".join(shlex.quote(t) for t in line) for line in train]
     return command + "\npython3 train.py \\\n    " + " \\\n    ".join([*lines, '"${SGLANG_ARGS[@]}"'])
 

@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from specguard.errors import InputError
 from specguard.models import Environment, GpuSpec
+from specguard.records import replace
 from specguard.sglang_facts.releases import (  # noqa: F401  (re-exported)
     NEWEST_KNOWN_SGLANG,
     OLDEST_KNOWN_SGLANG,
@@ -110,7 +111,7 @@ def detect_gpu() -> tuple[GpuSpec | None, int | None]:
     memory_gib = _gib(memory_mib)
     for spec in sorted(GPU_TABLE.values(), key=lambda s: -len(s.name)):
         if spec.vendor == "nvidia" and spec.name.lower() in name.lower().replace(" ", ""):
-            return spec.model_copy(update={"memory_gib": memory_gib}), len(rows)
+            return replace(spec, memory_gib=memory_gib), len(rows)
     try:
         major, minor = (int(part) for part in capability.split("."))
         cap: tuple[int, int] | None = (major, minor)
@@ -151,7 +152,7 @@ def installed_version(distribution: str = "sglang") -> str | None:
 def with_sgl_jax_build(env: Environment, given: str | None, *, detect: bool = True) -> Environment:
     """``env`` with the sgl-jax build a launch runs (its commit date, ISO) and where that came from."""
     built, source = _sgl_jax_build(given, detect=detect)
-    return env.model_copy(update={"sgl_jax_build": built, "sgl_jax_build_source": source})
+    return replace(env, sgl_jax_build=built, sgl_jax_build_source=source)
 
 
 def _sgl_jax_build(given: str | None, *, detect: bool) -> tuple[str | None, str]:

@@ -9,15 +9,15 @@ from specguard.environment import build_environment, with_sgl_jax_build
 from specguard.errors import InputError
 from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_positionals
-from specguard.frozen import Frozen
 from specguard.hub import hub_unreachable
 from specguard.models import Dialect, ModelFacts
+from specguard.records import Record, replace
 from specguard.rules.base import CheckContext
 from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
 from specguard.versions import launch_names
 
 
-class CheckInputs(Frozen, kw_only=False):
+class CheckInputs(Record, kw_only=False):
     server_args: Sequence[str]
     dialect: Dialect | None = None
     target: str | None = None
@@ -73,9 +73,9 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
         # An abbreviation (--speculative-draft) is read as the release's own parser reads it.
         spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs), release=environment.sglang_version)
     if inputs.sglang_version and inputs.sglang_version_origin:
-        environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
+        environment = replace(environment, sglang_version_origin=inputs.sglang_version_origin)
     if inputs.slime_version:
-        environment = environment.model_copy(update={"slime_version": inputs.slime_version})
+        environment = replace(environment, slime_version=inputs.slime_version)
     if spec.dialect is Dialect.SGL_JAX:
         environment = with_sgl_jax_build(environment, inputs.sgl_jax_version)
     elif inputs.sgl_jax_version:
@@ -120,7 +120,7 @@ def _with_vocab_agreement(algorithm: str, target: ModelFacts | None, draft: Mode
     from specguard.vocab import vocabulary_agreement
 
     agreement = vocabulary_agreement(Path(target.folder), Path(draft.folder))
-    return draft if agreement is None else draft.model_copy(update={"vocab_agreement": agreement})
+    return draft if agreement is None else replace(draft, vocab_agreement=agreement)
 
 
 def _note_unreachable_hub(notes: list[str]) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from specguard.frozen import Frozen
 from specguard.models import Dialect
+from specguard.records import Record, replace
 from specguard.refs import is_commit_prefix, same_commit
 
 HISTORY_FILE = Path(__file__).with_name("data") / "sglang-history.json"
@@ -30,7 +30,7 @@ HISTORY_FILE = Path(__file__).with_name("data") / "sglang-history.json"
 _SGLANG_IMAGE_TAG = re.compile(r"^(?:docker\.io/)?(?:lmsysorg|slimerl)/sglang:v?(\d+\.\d+\.\d+(?:\.\d+)?(?:rc\d+|\.post\d+)?)(?:[-_].*)?$")
 
 
-class SlimePin(Frozen, kw_only=False):
+class SlimePin(Record, kw_only=False):
     image: str  # the FROM image of slime's docker/Dockerfile at that release or commit
     sglang: str  # the release checked for it
     why: str  # how the release follows from the image
@@ -99,7 +99,7 @@ def version_from_requirements(text: str) -> str | None:
 Spans = tuple[tuple[int, int], ...]
 
 
-class History(Frozen, kw_only=False):
+class History(Record, kw_only=False, dict=True):  # dict: room for the cached_properties
     """The shipped flag history: which releases accept each flag and read each env var."""
 
     releases: tuple[str, ...]
@@ -253,7 +253,7 @@ def history() -> History:
 # ---------------------------------------------------------------------------------------------
 
 
-class Inferred(Frozen, kw_only=False):
+class Inferred(Record, kw_only=False):
     """The releases whose parser accepts every flag and reads every env var of a launch."""
 
     version: str  # the release to check against
@@ -343,12 +343,11 @@ def inferred_environment(env, spec):
         return env
     inferred = infer_version(*names)
     range_ = (inferred.candidates[0], inferred.candidates[-1]) if inferred.candidates and inferred.source != "default" else None
-    return env.model_copy(
-        update={
-            "sglang_version": inferred.version,
-            "sglang_version_origin": inferred.source,
-            "sglang_version_range": range_,
-            "sglang_version_note": inferred.note,
-            "sglang_version_inferred": True,
-        }
+    return replace(
+        env,
+        sglang_version=inferred.version,
+        sglang_version_origin=inferred.source,
+        sglang_version_range=range_,
+        sglang_version_note=inferred.note,
+        sglang_version_inferred=True,
     )

@@ -40,10 +40,10 @@ from specguard.cli.options import (
 )
 from specguard.cli.parsing import Invocation, Option, Parser, UsageError, add_options
 from specguard.errors import InputError
-from specguard.frozen import Frozen
 from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
 from specguard.project_config import selection_for_command
+from specguard.records import Record, replace
 from specguard.redact import mask_values, redact_text
 from specguard.refs import is_commit_prefix
 from specguard.report import (
@@ -170,7 +170,7 @@ def with_handled(preset: str | None, ctx: CheckContext, outcome: engine.Outcome)
     extra = [f for f in handled_findings(preset, ctx) if (f.code, f.message) not in present]
     if not extra:
         return outcome
-    return outcome.model_copy(update={"findings": tuple(sorted([*outcome.findings, *extra], key=engine._order))})
+    return replace(outcome, findings=tuple(sorted([*outcome.findings, *extra], key=engine._order)))
 
 
 def _memory_extra(ctx: CheckContext, outcome: engine.Outcome, explain_memory: bool) -> dict | None:
@@ -195,7 +195,7 @@ def rules_meta() -> dict[str, dict]:
     }
 
 
-class CheckedLaunch(Frozen, kw_only=False):
+class CheckedLaunch(Record, kw_only=False):
     request: LaunchRequest
     ctx: CheckContext
     outcome: engine.Outcome

@@ -10,7 +10,7 @@ import importlib
 from enum import StrEnum
 
 from specguard.cli.parsing import Invocation, Parser, choice
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 
 class Shell(StrEnum):
@@ -19,14 +19,14 @@ class Shell(StrEnum):
     fish = "fish"
 
 
-class Word(Frozen, kw_only=False):
+class Word(Record, kw_only=False):
     """A word a command completes: an option (``--gpu``) or a subcommand (``list``), with its help."""
 
     text: str
     help: str
 
 
-class Completions(Frozen, kw_only=False):
+class Completions(Record, kw_only=False):
     name: str
     summary: str
     words: tuple[Word, ...]

@@ -17,7 +17,6 @@ from specguard.cli.errors import clean_errors
 from specguard.cli.options import FORMAT, GPU, SGLANG_VERSION, OutputFormat
 from specguard.cli.parsing import Invocation, Parser, UsageError, add_options
 from specguard.errors import InputError
-from specguard.frozen import Frozen
 from specguard.log_digest import (
     MAX_LINE_BYTES,
     LogDigest,
@@ -25,6 +24,7 @@ from specguard.log_digest import (
     argv_from_fields,
     server_args_fields,
 )
+from specguard.records import Record
 from specguard.text_input import open_regular
 
 SCHEMA_VERSION = 1
@@ -49,7 +49,7 @@ def add_arguments(parser: Parser, name: str) -> None:
     add_options(parser, SGLANG_VERSION, GPU, FORMAT)
 
 
-class Recovered(Frozen, kw_only=False):
+class Recovered(Record, kw_only=False):
     """The launch the log recorded, and what of it the log says."""
 
     argv: tuple[str, ...]

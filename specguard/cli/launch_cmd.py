@@ -60,6 +60,7 @@ from specguard.cli.parsing import (
 )
 from specguard.errors import InputError
 from specguard.launch.exit_codes import help_text
+from specguard.records import replace
 from specguard.text_input import refuse_unless_regular
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ LOG_FILE = Option("--log-file", "Write the runtime's log here instead of streami
 RETRY_WITH_FIX = Option("--retry-with-fix", "After a diagnosed start-up crash, retry once with its fix.", switch=True)
 STOP_TIMEOUT = Option("--stop-timeout", "Seconds between the stop signal and SIGKILL.", convert=at_least(float, 0), default=30.0)
 HEALTH_INTERVAL = Option("--health-interval", "Seconds between /health checks while serving (0: none).", convert=at_least(float, 0), default=30.0)
-FORMAT = DATA_FORMAT.model_copy(update={"help": "human, or json (with --dry-run)."})
+FORMAT = replace(DATA_FORMAT, help="human, or json (with --dry-run).")
 
 
 def add_arguments(parser: Parser, name: str) -> None:

@@ -16,14 +16,14 @@ from specguard import __version__
 from specguard.cli.errors import print_error
 from specguard.cli.launch_forms import HELP_OPTIONS, wants_help
 from specguard.cli.parsing import Invocation, Parser, UsageError
-from specguard.frozen import Frozen
+from specguard.records import Record
 from specguard.spelling import closest
 
 INTERRUPTED = 130  # Ctrl-C, in every command
 HELP = "Validate, correct and launch speculative decoding for SGLang, slime and sgl-jax."
 
 
-class Command(Frozen, kw_only=False):
+class Command(Record, kw_only=False):
     module: str  # under specguard.cli
     summary: str  # the line `specguard --help` lists; the first line of the command's own help
     server_args: bool = False  # takes SERVER_ARGS: options not its own, and words, pass through

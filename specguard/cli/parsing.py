@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, NoReturn, TypeVar
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 E = TypeVar("E", bound=Enum)
 
@@ -125,7 +125,7 @@ class Parser(argparse.ArgumentParser):
         return [option for option in self.takes_value if option.startswith("--")]
 
 
-class Invocation(Frozen, kw_only=False):
+class Invocation(Record, kw_only=False):
     """What a command runs with: its name, its parsed options, and (commands that take them)
     the SERVER_ARGS and its own option strings (to tell a misspelling of one from a server flag)."""
 
@@ -135,7 +135,7 @@ class Invocation(Frozen, kw_only=False):
     own_options: tuple[str, ...] = ()
 
 
-class Option(Frozen, kw_only=False):
+class Option(Record, kw_only=False):
     """One option, declared once: its flag, help, and how its value is read.
 
     ``convert``: the value's type (a function from the text; ``choice``, ``at_least``); a switch

@@ -29,6 +29,7 @@ from specguard.cli.options import (
 )
 from specguard.cli.parsing import Invocation, Option, Parser, add_options, choice
 from specguard.models import Dialect, Finding
+from specguard.records import replace
 
 if TYPE_CHECKING:
     from specguard.spec import LaunchSpec
@@ -166,7 +167,7 @@ def _for_destination(spec: LaunchSpec, destination: Dialect) -> tuple[LaunchSpec
         items = parse(argv, destination).items
         dropped = [item.flag for item in items if item.flag != "" and item.flag not in known]
         kept = tuple(item for item in items if item.flag == "" or item.flag in known)
-        argv = render(spec.model_copy(update={"items": kept, "dialect": destination}), destination)
+        argv = render(replace(spec, items=kept, dialect=destination), destination)
     return parse(argv, destination, env=spec.env), dropped
 
 
