@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from specguard.dialects import parse
+from specguard.dialects import detect_dialect, launch_evidence, parse
 from specguard.environment import build_environment, with_sgl_jax_build
 from specguard.errors import InputError
 from specguard.facts import load_facts
@@ -13,8 +13,7 @@ from specguard.hub import hub_unreachable
 from specguard.models import Dialect, ModelFacts
 from specguard.records import Record, replace
 from specguard.rules.base import CheckContext
-from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
-from specguard.versions import launch_names
+from specguard.spec import RELEVANT_ENV_PREFIXES
 
 
 class CheckInputs(Record, kw_only=False):
@@ -64,14 +63,16 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     env_pairs = relevant_process_env(environ)
     env_pairs += list((inputs.preset_env or {}).items())
     env_pairs += parse_env_overrides(inputs.env_overrides)
-    spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
+    argv, env = list(inputs.server_args), _dedupe(env_pairs)
+    dialect = inputs.dialect or detect_dialect(argv)
+    # The release first, from the launch's words; then the one parse, which reads an abbreviation
+    # (--speculative-draft) as that release's own parser reads it.
     environment = build_environment(
         sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count,
-        sglang_version_given_as=inputs.sglang_version_origin or "--sglang-version", **_launch_names(spec)
+        sglang_version_given_as=inputs.sglang_version_origin or "--sglang-version", evidence=launch_evidence(argv, dialect, env),
     )
-    if environment.sglang_version != TABLE_VERSION:
-        # An abbreviation (--speculative-draft) is read as the release's own parser reads it.
-        spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs), release=environment.sglang_version)
+    release = None if environment.sglang_version == TABLE_VERSION else environment.sglang_version
+    spec = parse(argv, dialect, env=env, release=release)
     if inputs.sglang_version and inputs.sglang_version_origin:
         environment = replace(environment, sglang_version_origin=inputs.sglang_version_origin)
     if inputs.slime_version:
@@ -130,11 +131,6 @@ def _note_unreachable_hub(notes: list[str]) -> None:
             f"hub unreachable: {why}; this run read the Hugging Face cache and specguard's catalog "
             "instead, without asking again (--offline skips the attempt)"
         )
-
-
-def _launch_names(spec: LaunchSpec) -> dict:
-    names = launch_names(spec)
-    return {} if names is None else {"launch_flags": names[0], "launch_env": names[1], "launch_values": names[2]}
 
 
 def _facts(

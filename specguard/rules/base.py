@@ -82,9 +82,9 @@ class CheckContext(Record, kw_only=False):
     def with_spec(self, spec: LaunchSpec) -> CheckContext:
         env = self.env
         if env.sglang_version_inferred:  # the version follows the flags: a fix may move it
-            from specguard.versions import inferred_environment
+            from specguard.environment import with_release_of
 
-            env = inferred_environment(env, spec)
+            env = with_release_of(env, spec)
         return CheckContext.build(spec, self.target, self.draft, env)
 
     @property
