@@ -4,6 +4,8 @@ Both sides run cold, in fresh processes, on the same local pair (config.json-onl
 copied from the fixtures), in the same run, alternating so that machine load affects both alike:
 
 - specguard: ``python -m specguard check --format json -- ARGS``
+- specguard with a preset: ``python -m specguard check --format json --offline --preset
+  eagle3-llama3.1-8b`` (the shipped preset: YAML, pydantic's schema, its snapshot configs)
 - peer:      SGLang 0.5.23 in ``.venv-sglang``: ``prepare_server_args(ARGS)``, then
              ``resolve_once()`` and ``check_server_args()`` (what ``launch_server`` runs before
              any worker starts), with ``--device cuda``.
@@ -30,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO.parent / "shared" / "fixtures"
 
+PRESET = "eagle3-llama3.1-8b"
 PEER_SCRIPT = """
 import sys
 from sglang.srt.server_args import prepare_server_args
@@ -82,18 +85,25 @@ def main() -> int:
             "--dtype", "float16", "--context-length", "2048", "--device", "cuda",
         ]
         ours_cmd = [sys.executable, "-m", "specguard", "check", "--format", "json", "--", *server_args]
+        preset_cmd = [sys.executable, "-m", "specguard", "check", "--format", "json", "--offline", "--preset", PRESET]
         peer_cmd = [str(peer_python), "-c", PEER_SCRIPT, *server_args] if peer_python else None
         # One warm-up each: the OS file cache and any first-import bytecode writing.
         timed(ours_cmd, env)
+        timed(preset_cmd, env)
         if peer_cmd:
             timed(peer_cmd, env)
         ours: list[float] = []
+        preset: list[float] = []
         peer: list[float] = []
         for _ in range(options.runs):
             elapsed, code = timed(ours_cmd, env)
             if code not in (0, 1):
                 raise SystemExit(f"specguard check failed with exit code {code}")
             ours.append(elapsed)
+            elapsed, code = timed(preset_cmd, env)
+            if code not in (0, 1):
+                raise SystemExit(f"specguard check --preset failed with exit code {code}")
+            preset.append(elapsed)
             if peer_cmd:
                 elapsed, code = timed(peer_cmd, env)
                 if code != 0:
@@ -103,12 +113,15 @@ def main() -> int:
         "runs": options.runs,
         "specguard_check_median_s": round(statistics.median(ours), 3),
         "specguard_check_min_s": round(min(ours), 3),
+        "specguard_preset_check_median_s": round(statistics.median(preset), 3),
+        "specguard_preset_check_min_s": round(min(preset), 3),
         "sglang_validation_median_s": round(statistics.median(peer), 3) if peer else None,
         "sglang_validation_min_s": round(min(peer), 3) if peer else None,
         "speedup_median": round(statistics.median(peer) / statistics.median(ours), 1) if peer else None,
         "load_average": os.getloadavg(),
     }
     print(f"specguard check (cold process):          median {figures['specguard_check_median_s']:.3f} s  min {figures['specguard_check_min_s']:.3f} s")
+    print(f"specguard check --preset (cold process): median {figures['specguard_preset_check_median_s']:.3f} s  min {figures['specguard_preset_check_min_s']:.3f} s")
     if peer:
         print(f"SGLang prepare+resolve+check (cold):     median {figures['sglang_validation_median_s']:.3f} s  min {figures['sglang_validation_min_s']:.3f} s")
         print(f"ratio specguard / SGLang: {1 / figures['speedup_median']:.3f}  ({figures['speedup_median']}x faster)")

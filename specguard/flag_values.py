@@ -24,6 +24,7 @@ from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, ExtractedFlag, ValueKind, extracted_flags
 from specguard.models import Dialect
 from specguard.records import Record, replace
+from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 from specguard.spec import FlagItem, LaunchSpec, convert, shown_value
 
 # Flags whose value SGLang's parser takes as any integer but whose use needs a positive one: a
@@ -48,7 +49,7 @@ FRACTION_FLAGS = ("--mem-fraction-static",)
 # largest batch in the millions is a list no process holds, and graphs no GPU captures.
 MAX_GRAPH_BS = 2**20
 GRAPH_BS_FLAGS = ("--cuda-graph-max-bs", "--cuda-graph-max-bs-decode", "--cuda-graph-bs", "--cuda-graph-bs-decode")
-TABLE_VERSION = "0.5.23"  # the release whose parser table flags.extracted_flags() reads by default
+TABLE_VERSION = NEWEST_KNOWN_SGLANG  # the release whose parser table flags.extracted_flags() reads by default
 _HUMAN_READABLE = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")
 _IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 _SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}

@@ -19,6 +19,7 @@ from specguard.sglang_facts.algorithms import (
     DOCUMENTED_ALGORITHMS,
     PASSED_THROUGH_ALGORITHMS,
 )
+from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 
 
 class ValueKind(StrEnum):
@@ -193,7 +194,7 @@ _EXTRACTED_FIELDS = field_names(ExtractedFlag)
 
 
 @cache
-def extracted_flags(version: str = "0.5.23") -> Mapping[str, ExtractedFlag]:
+def extracted_flags(version: str = NEWEST_KNOWN_SGLANG) -> Mapping[str, ExtractedFlag]:
     """SGLang's real flag table for ``version``, keyed by every option string; empty if not shipped."""
     # A plain path next to this module: the table ships as package data, and importlib.resources
     # would cost the check path a few milliseconds of imports for the same file.

@@ -13,6 +13,7 @@ from specguard.hub import hub_unreachable
 from specguard.models import Dialect, ModelFacts
 from specguard.records import Record, replace
 from specguard.rules.base import CheckContext
+from specguard.sglang_facts.algorithms import MTP_DRAFT_SPELLINGS
 from specguard.spec import RELEVANT_ENV_PREFIXES
 
 
@@ -91,7 +92,7 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     algorithm = (spec.get("speculative_algorithm") or "").upper()
     draft_ref = inputs.draft or spec.get("speculative_draft_model_path")
     # The target's headers matter only when its own MTP layers are the draft (DM104).
-    target_weights = algorithm in ("EAGLE", "NEXTN") and not draft_ref
+    target_weights = algorithm in MTP_DRAFT_SPELLINGS and not draft_ref
     target = _facts(
         inputs.target or spec.get("model_path"), spec.get("revision"), offline, "target",
         None if "target" in explicit else inputs.target_fallback, target_weights, None if "target" in explicit else absent_ok,

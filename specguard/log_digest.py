@@ -19,6 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
+
 MAX_LINE_BYTES = 256 * 1024  # a ServerArgs line is a few KB; a longer line is cut here
 MAX_COMMANDS = 16
 MAX_CANDIDATES = 500  # distinct (normalised) lines a signature may match
@@ -26,20 +28,27 @@ MAX_ERRORS = 200  # distinct (normalised) error lines
 MAX_CONTINUATION = 4  # lines joined to an error line whose message has newlines
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
-# Prefixes written before a line, repeated in any order: a docker/RFC 3339 timestamp, SGLang's
-# `[2026-01-02 10:11:12 TP3]`, a Ray actor's `(SGLangEngine pid=123, ip=...)`, compose's `name  | `.
+# Prefixes written before a line, repeated in any order: a docker/RFC 3339 timestamp, the
+# Kubernetes (CRI) stream tag after it (`stdout F`), SGLang's `[2026-01-02 10:11:12 TP3]`, a Ray
+# actor's `(SGLangEngine pid=123, ip=...)`, compose's `name  | ` and a job runner's `pod-name >> `
+# (slime's cluster logs in THUDM/slime#1022 stack the last four).
 _PREFIX = re.compile(
     r"^(?:\s*(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|(?:stdout|stderr) [FP](?=\s)"
     r"|\[[^\]\n]{0,80}?\d\d:\d\d[^\]\n]{0,80}\]"
     r"|\([\w.:-]+ pid=\d+(?:, ip=[\w.:-]+)?\)"
-    r"|[\w.-]+\s+\|(?=\s))\s*)+"
+    r"|[\w.-]+\s+(?:\||>>)(?=\s))\s*)+"
 )
 _VERSION = re.compile(
     r"\bsglang(?:[-_]jax)?\s*(?:==|:\s*v?|\s+version:?\s*|,\s*version\s*)(\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)\b"
     r"|lmsysorg/sglang:v(\d+\.\d+\.\d+(?:\.post\d+|rc\d+)?)",
     re.IGNORECASE,
 )
-_COMMAND = re.compile(r"\bsglang(?:_router)?\.launch_server\b|\bsgl_jax\.launch_server\b|\btrain(?:_async)?\.py\b.*--sglang-")
+_COMMAND = re.compile(
+    r"\bsglang(?:_router)?\.launch_server\b|\bsglang\s+serve\b|\bsgl_jax\.launch_server\b|\btrain(?:_async)?\.py\b.*--sglang-"
+)
+_COMMAND_WORDS = ("launch_server", "--sglang-", "sglang serve")  # one of which each _COMMAND line holds
+MAX_COMMAND_LINES = 64  # a command continued with backslashes, as a thread or a job script prints it
 _SGL_JAX = re.compile(r"\bsgl[-_]jax\b")
 # The error lines a signature should place: a Python exception line, CUDA's and C++'s aborts.
 _ERROR = re.compile(
@@ -97,11 +106,15 @@ class LogDigest:
     # newlines (SGLang's radix-cache ValueError wraps) is printed as several lines, and only
     # joined does it read as SGLang wrote it. (where, text so far, lines joined, its index in errors)
     _open: tuple[str, str, int, int | None] | None = field(default=None, repr=False)
+    # The latest command line while it ends in a backslash: its index in commands, lines joined.
+    _command: tuple[int, int] | None = field(default=None, repr=False)
 
     def add(self, where: str, raw: str, candidate: Candidate) -> None:
         """Keep ``raw`` if it is of use. Each regex runs only on lines holding its literal words:
         most of a long log is healthy lines, and a regex search costs microseconds a line."""
         prefixed, line = _cleaned(raw)
+        if self._command is not None and self._continue_command(self._command, line):
+            return
         if not line.strip():
             self._open = None
             return
@@ -123,8 +136,9 @@ class LogDigest:
                 self.version = (where, found.group(1) or found.group(2))
             if not self.sgl_jax and _SGL_JAX.search(line):
                 self.sgl_jax = True
-        if len(self.commands) < MAX_COMMANDS and ("launch_server" in line or "--sglang-" in line) and _COMMAND.search(line):
+        if len(self.commands) < MAX_COMMANDS and any(word in line for word in _COMMAND_WORDS) and _COMMAND.search(line):
             self.commands.append((where, line))
+            self._command = (len(self.commands) - 1, 1) if line.rstrip().endswith("\\") else None
         is_error = any(word in line for word in _ERROR_WORDS) and _ERROR.search(line.lstrip()) is not None
         is_candidate = bool(candidate.search(line))
         if not (is_error or is_candidate):
@@ -139,6 +153,17 @@ class LogDigest:
             self.errors.append((where, line))
         if is_error:
             self._open = (where, line, 0, len(self.errors) - 1 if self.errors[-1:] == [(where, line)] else None)
+
+    def _continue_command(self, command: tuple[int, int], line: str) -> bool:
+        """Join ``line`` to the open command when it continues it; whether it did."""
+        index, joined = command
+        where, text = self.commands[index]
+        if not line.strip() or joined >= MAX_COMMAND_LINES:
+            self._command = None
+            return False
+        self.commands[index] = (where, f"{text}\n{line}")
+        self._command = (index, joined + 1) if line.rstrip().endswith("\\") else None
+        return True
 
     def _continue(self, opened: tuple[str, str, int, int | None], line: str, candidate: Candidate) -> None:
         where, text, joined, index = opened
@@ -161,7 +186,26 @@ def digest(lines: Iterable[str], source: str, candidate: Candidate) -> LogDigest
 # ---------------------------------------------------------------------------- the ServerArgs line
 
 
-_ENUM_REPR = re.compile(r"<[\w.]+(?::[^<>]*)?>")
+# An enum's repr (`<LoadFormat.AUTO: 'auto'>`), outside string literals: a string such as
+# '<redacted>' is a value, and is matched first so it is kept as it is.
+_ENUM_REPR = re.compile(r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|<[\w.]+(?::[^<>]*)?>""")
+
+
+def _without_enum_reprs(text: str) -> str:
+    return _ENUM_REPR.sub(lambda found: found.group(1) or "...", text)
+
+
+# What SGLang 0.5.23's resolution gives these fields when a launch leaves them unset, whatever the
+# model (ServerArgs.resolved_dict() of `--model-path meta-llama/Llama-3.1-8B-Instruct`, offline):
+# in the server_args={...} dict 0.5.23 logs, these values are resolution's, not the launch's.
+RESOLVED_WHEN_UNSET: dict[str, Any] = {
+    "enable_tf32_matmul": False,
+    "swa_full_tokens_ratio": 0.8,
+    "mamba_full_memory_ratio": 0.9,
+    "mm_enable_dp_encoder": False,
+}
+# The value SGLang logs in place of a secret (sglang 0.5.23 entrypoints/engine.py, redact_watermark_secrets).
+REDACTED = "<redacted>"
 
 
 class TruncatedServerArgs(ValueError):
@@ -182,7 +226,7 @@ def server_args_fields(text: str) -> tuple[dict[str, Any], tuple[str, ...]]:
         # An enum's `<LoadFormat.AUTO: 'auto'>` is no Python: read it as `...`, which no field
         # takes as a literal (the field is reported unknown), and try once more.
         try:
-            tree = ast.parse(_ENUM_REPR.sub("...", body[: end + 1]), mode="eval")
+            tree = ast.parse(_without_enum_reprs(body[: end + 1]), mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise TruncatedServerArgs("the ServerArgs(...) line does not parse (cut short?)") from None
     call = tree.body
@@ -205,7 +249,7 @@ def _resolved_dict_fields(text: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     same field names, the values as resolution left them; parsed as the repr is, never evaluated."""
     end = text.rfind("}")
     try:
-        tree = ast.parse(_ENUM_REPR.sub("...", text[: end + 1]), mode="eval")
+        tree = ast.parse(_without_enum_reprs(text[: end + 1]), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise TruncatedServerArgs("the server_args={...} line does not parse (cut short?)") from None
     if not isinstance(tree.body, ast.Dict):
@@ -241,17 +285,19 @@ def _literal(node: ast.expr) -> Any:
 
 @cache
 def _parser_table() -> dict[str, dict[str, Any]]:
-    """SGLang 0.5.23's arguments by dest, with their defaults (the one dump that has them)."""
-    path = Path(__file__).with_name("data") / "sglang-0.5.23-flags.json"
+    """The newest known release's arguments by dest, with their defaults (the one dump that has them)."""
+    path = Path(__file__).with_name("data") / f"sglang-{NEWEST_KNOWN_SGLANG}-flags.json"
     return {raw["dest"]: raw for raw in json.loads(path.read_text(encoding="utf-8"))["flags"] if raw.get("option_strings")}
 
 
-def argv_from_fields(fields: dict[str, Any]) -> tuple[list[str], list[str]]:
+def argv_from_fields(fields: dict[str, Any], *, resolved: bool = False) -> tuple[list[str], list[str]]:
     """The flags that give these ServerArgs fields, and the fields no flag sets.
 
     A field at SGLang 0.5.23's default is left out: only a change from it can explain a crash.
     A field 0.5.23 no longer has, but an earlier release's flag of its name does, is kept unless
-    it is empty or off (those releases' defaults are not shipped)."""
+    it is empty or off (those releases' defaults are not shipped). A value SGLang redacted is no
+    launch's. ``resolved``: the fields are the server_args={...} dict 0.5.23 logs, whose values
+    resolution has filled in; one at what resolution gives an unset field is left out too."""
     from specguard.versions import history
 
     table = _parser_table()
@@ -259,6 +305,8 @@ def argv_from_fields(fields: dict[str, Any]) -> tuple[list[str], list[str]]:
     argv: list[str] = []
     unmapped: list[str] = []
     for dest, value in fields.items():
+        if value == REDACTED or (resolved and dest in RESOLVED_WHEN_UNSET and value == RESOLVED_WHEN_UNSET[dest]):
+            continue
         raw = table.get(dest)
         if raw is None:
             option = "--" + dest.replace("_", "-")

@@ -2,7 +2,8 @@
 
 ``models/ORG/NAME/`` holds one model: ``config.json`` (a byte copy of a public copy of the HF file)
 or ``facts.json`` (facts a shipped preset states, with its source, where no copy was found), and
-``source.json`` (where the copy came from: ``repo@commit:path``, that commit's date). A lookup
+``source.json`` (where the copy came from: ``repo@commit:path``, that commit's date, and the
+sha256 of the bytes read from it, which the tests hold the shipped file to). A lookup
 opens only the asked-for model's folder (and ``snapshot.json``, the catalog's date); ``index.json``
 (every entry) is read only to list the catalog or to match a repo id whose case differs.
 Rebuild with ``python scripts/build_catalog.py``.

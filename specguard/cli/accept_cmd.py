@@ -141,6 +141,7 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
         settings_grid,
     )
     from specguard.runtime.errors import RuntimeInputError
+    from specguard.runtime.flags import SUPPORTED_ALGORITHMS
 
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("--device cuda: no CUDA device is available to torch here", hint="use --device cpu")
@@ -148,7 +149,7 @@ def _run(target, draft, algorithm, prompts, max_new_tokens, steps, topk, draft_t
     target_dir = _resolve_tiny(target)
     try:
         algo = (algorithm or detect_algorithm(draft_dir)).upper()
-        if algo not in ("STANDALONE", "NGRAM", "EAGLE", "EAGLE3"):
+        if algo not in SUPPORTED_ALGORITHMS:
             raise InputError(f"--algorithm {algorithm}", hint="use STANDALONE, NGRAM, EAGLE or EAGLE3")
         if algo != "NGRAM" and draft_dir is None:
             raise InputError(f"--algorithm {algo} needs --draft")

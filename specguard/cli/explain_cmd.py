@@ -72,6 +72,11 @@ def run(invocation: Invocation) -> int:
             raise UsageError("no LOG given and stdin is a terminal: name a log file, or pipe one in", "specguard explain")
         found = read_logs(logs)
         document, exit_code, notes = explain(found, o.sglang_version, o.gpu)
+    if o.output_format is OutputFormat.human and not document["causes"] and document["launch"] is None:
+        # Nothing the log explains and no launch in it: one line says so, with the reason a
+        # launch line did not count (a cut ServerArgs line) rather than a second line for it.
+        print(nothing_found(document, notes))
+        return exit_code
     for note in notes:
         print(f"specguard: note: {note}", file=sys.stderr)
     if o.output_format is OutputFormat.json:
@@ -140,8 +145,9 @@ def recover(found: LogDigest, sglang_version: str | None, notes: list[str]) -> R
     """The launch from the ServerArgs line, else from the first command line."""
     version = sglang_version or (found.version[1] if found.version else None)
     from_log = [f"SGLang version {version} ({found.version[0]})"] if found.version and not sglang_version else []
-    unknown = [] if version else ["SGLang version (not in the log: the check assumed the one shown)"]
     dialect = "sgl-jax" if found.sgl_jax else "sglang"
+    # sgl-jax builds are dated, not SGLang releases: no SGLang version is missing for them.
+    unknown = [] if version or dialect == "sgl-jax" else ["SGLang version (not in the log: the check assumed the one shown)"]
     if found.server_args is not None:
         where, text = found.server_args
         try:
@@ -149,7 +155,7 @@ def recover(found: LogDigest, sglang_version: str | None, notes: list[str]) -> R
         except TruncatedServerArgs as error:
             notes.append(f"{where}: {error}; the launch is not recovered from it")
         else:
-            argv, unmapped = argv_from_fields(fields)
+            argv, unmapped = argv_from_fields(fields, resolved=text.lstrip().startswith("{"))
             if not fields.get("model_path"):
                 notes.append(f"{where}: the ServerArgs line names no model_path; the launch is not recovered from it")
             else:
@@ -168,6 +174,8 @@ def recover(found: LogDigest, sglang_version: str | None, notes: list[str]) -> R
         if launches:
             from_log.append(f"flags: the command line ({where})")
             launch = launches[0]
+            if launch.dialect.value == "sgl-jax":
+                unknown = [fact for fact in unknown if not fact.startswith("SGLang version")]
             return Recovered(launch.argv, launch.dialect.value, where, version, tuple(from_log), tuple(unknown))
     return None
 
@@ -213,13 +221,16 @@ def explain(found: LogDigest, sglang_version: str | None, gpu: str | None) -> tu
     except InvalidVersion:
         version = None
     lines = [line for _, line in found.candidates]
-    diagnoses = diagnose(lines, outcome.findings if outcome else (), version)
+    diagnoses = diagnose(lines, outcome.findings if outcome else (), version, _possible_releases(ctx, sglang_version, found))
     causes = [
         {
             "rule": d.rule,
             "signature": d.signature.key,
             "line": redact_text(d.line.strip()),
             "meaning": d.signature.meaning,
+            # How far the log supports it: the rule fired on the logged launch, a message of this
+            # failure, or a message many bugs print (worth checking, not conclusive).
+            "evidence": "rule fired on the launch" if d.fired else "common message" if d.common else "message",
             "fix": _fix(d, ctx, outcome),
             "fixed_in": fixed_in(RULES_BY_CODE[d.rule]) if d.rule in RULES_BY_CODE else None,
             "sources": _sources(d.signature.source, RULES_BY_CODE.get(d.rule or "")),
@@ -239,6 +250,7 @@ def explain(found: LogDigest, sglang_version: str | None, gpu: str | None) -> tu
             if ctx.spec.get("speculative_draft_model_path") and ctx.draft is None:
                 unknown.append("draft model facts (not in the catalog)")
         launch = {
+            "dialect": recovered.dialect,
             "argv": redact_argv(recovered.argv),
             "sglang_version": str(ctx.env.sglang_version) if ctx else recovered.sglang_version,
             "from_log": list(recovered.from_log),
@@ -254,6 +266,25 @@ def explain(found: LogDigest, sglang_version: str | None, gpu: str | None) -> tu
         "schema_version": SCHEMA_VERSION, "causes": causes, "launch": launch, "check": check, "unplaced": unplaced[:MAX_UNPLACED],
     }
     return document, 1 if errors else 0, notes
+
+
+def _possible_releases(ctx: Any, sglang_version: str | None, found: LogDigest) -> tuple[Any, ...] | None:
+    """The releases the logged launch may have run, for ranking causes by their rules' windows:
+    None where one release is named (--sglang-version, the log's version line); the range its
+    flags fit where the check inferred the release; empty where nothing dates it (the check's
+    default release is an assumption, not evidence against a rule's window)."""
+    from packaging.version import Version
+
+    from specguard.versions import history
+
+    if sglang_version or found.version:
+        return None
+    span = ctx.env.sglang_version_range if ctx is not None else None
+    if not span:
+        return ()
+    releases = history().releases
+    first, last = releases.index(span[0]), releases.index(span[1])
+    return tuple(Version(release) for release in releases[first : last + 1])
 
 
 def _fix(diagnosis: Any, ctx: Any, outcome: Any) -> list[str] | None:
@@ -297,6 +328,8 @@ def human(document: dict[str, Any]) -> str:
         out.append(textwrap.shorten(f"cause {number}: {title}{cause['signature']}", WIDTH))
         say("log:", textwrap.shorten(cause["line"], 3 * (WIDTH - 12)))
         say("meaning:", cause["meaning"])
+        if cause["evidence"] != "message":
+            say("evidence:", cause["evidence"])
         if cause["fix"]:
             say("fix:", " ".join(cause["fix"]))
         if cause["fixed_in"]:
@@ -310,7 +343,7 @@ def human(document: dict[str, Any]) -> str:
             say("log:", textwrap.shorten(unplaced[0], 3 * (WIDTH - 12)))
     launch = document["launch"]
     if launch is not None:
-        out.append(f"launch (SGLang {launch['sglang_version']}):")
+        out.append("launch (sgl-jax):" if launch["dialect"] == "sgl-jax" else f"launch (SGLang {launch['sglang_version']}):")
         say("flags:", " ".join(launch["argv"]))
         for fact in launch["from_log"]:
             say("from log:", fact)
@@ -323,6 +356,15 @@ def human(document: dict[str, Any]) -> str:
     else:
         out.append("launch: not in the log (no ServerArgs line, no command line)")
     return "\n".join(out)
+
+
+def nothing_found(document: dict[str, Any], notes: list[str]) -> str:
+    """The one line for a log with no known cause and no launch."""
+    unplaced = document["unplaced"]
+    line = f"no known cause: no signature fits `{textwrap.shorten(unplaced[0], WIDTH)}`" if unplaced else (
+        "no known cause: the log holds no error line"
+    )
+    return "; ".join([line, *notes])
 
 
 def sarif(document: dict[str, Any], found: LogDigest) -> dict[str, Any]:

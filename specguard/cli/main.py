@@ -34,7 +34,7 @@ COMMANDS: dict[str, Command] = {
     "check": Command("check", "Check speculative-decoding launches (SERVER_ARGS, a command as text, or a script).", server_args=True, sarif=True),
     "rules": Command("rules_cmd", "List every rule."),
     "rule": Command("rules_cmd", "Print one rule's documentation."),
-    "presets": Command("presets_cmd", "List the shipped presets, or show one."),
+    "presets": Command("presets_cmd", "List the shipped presets, show one, or print the preset JSON Schema."),
     "render": Command("render_cmd", "Render a preset's corrected launch: safe fixes applied (unsafe ones with --unsafe-fixes).", server_args=True),
     "launch": Command("launch_cmd", "Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it.", server_args=True),
     "models": Command("models_cmd", "List the model catalog (public config.json copies), or show the facts used for one model."),

@@ -1,4 +1,5 @@
-"""``specguard presets list | show NAME``: the shipped presets, and what ``check`` says of one."""
+"""``specguard presets list | show NAME | schema``: the shipped presets, what ``check`` says of
+one, and the JSON Schema a preset file follows."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from specguard.cli.terminal import columns_that_fit, output_width
 
 
 def add_arguments(parser: Parser, name: str) -> None:
-    actions = parser.add_subparsers(dest="action", metavar="{list,show}", parser_class=Parser)
+    actions = parser.add_subparsers(dest="action", metavar="{list,show,schema}", parser_class=Parser)
     add_options(actions.add_parser("list", help="The shipped presets: name, runtime, algorithm, target and draft."), DATA_FORMAT)
     show = actions.add_parser("show", help="The preset's YAML, then what `specguard check --preset NAME` says of it.")
     show.add_argument("name", metavar="NAME", help="A shipped preset name or a preset YAML file.")
     # show checks offline whatever is given: --offline is accepted, and is the only mode.
     add_options(show, OFFLINE, DATA_FORMAT)
+    actions.add_parser("schema", help="The JSON Schema of a preset file (what an editor completes and checks a preset with).")
 
 
 def run(invocation: Invocation) -> int:
@@ -26,7 +28,17 @@ def run(invocation: Invocation) -> int:
         return list_command(o.output_format)
     if o.action == "show":
         return show_command(o.name, o.output_format)
-    raise UsageError("name a subcommand: list or show", "specguard presets")
+    if o.action == "schema":
+        return schema_command()
+    raise UsageError("name a subcommand: list, show or schema", "specguard presets")
+
+
+def schema_command() -> int:
+    """The JSON Schema generated from the preset models; presets/preset.schema.json is a copy."""
+    from specguard.presets.model import schema_text
+
+    sys.stdout.write(schema_text())
+    return 0
 
 
 def list_command(output_format: DataFormat) -> int:
@@ -94,6 +106,7 @@ def show_command(name: str, output_format: DataFormat) -> int:
         )
         check_ctx, outcome = run_check(inputs, None)
         outcome = with_handled(name, check_ctx, outcome)
+    from specguard.presets.yaml_edit import repoint_modeline
     from specguard.redact import (
         redact_env,
         redact_flag_mapping,
@@ -120,7 +133,9 @@ def show_command(name: str, output_format: DataFormat) -> int:
     report = io.StringIO()
     print_human(outcome, check_ctx, Console(file=report, width=110, no_color=True, highlight=False))
     print(f"# {loaded.path}")
-    print(redact_yaml_text(text, secret_values(loaded.preset.flags, loaded.preset.env)).rstrip("\n"))
+    # Saved elsewhere, the preset's modeline still names its schema: by absolute path.
+    shown = repoint_modeline(text, str(loaded.path.resolve().parent), None)
+    print(redact_yaml_text(shown, secret_values(loaded.preset.flags, loaded.preset.env)).rstrip("\n"))
     print(f"\n# specguard check --preset {name} --offline")
     for line in report.getvalue().rstrip("\n").splitlines():
         print(f"# {line}".rstrip())

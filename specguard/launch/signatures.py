@@ -56,7 +56,9 @@ SIGNATURES: tuple[Signature, ...] = (
     ),
     Signature(
         key="mamba-extra-buffer-verify-none-track",
-        pattern=_re(r"in set_mamba_track_indices_from_reqs\b"),  # the frame above the TypeError line
+        # The frame above the TypeError line, as a traceback prints it (`in set_mamba_...`) or a
+        # report retells the call chain (`-> set_mamba_track_indices_from_reqs()`).
+        pattern=_re(r"\bset_mamba_track_indices_from_reqs\b"),
         meaning="a hybrid mamba target under speculative decoding with the extra_buffer strategy met a request with no mamba track index on the verify path (SGLang 0.5.13-0.5.15)",
         rules=("HY024",),
         advice="upgrade to SGLang 0.5.16 or later; on this release use --mamba-scheduler-strategy no_buffer with --disable-radix-cache",
@@ -170,6 +172,18 @@ SIGNATURES: tuple[Signature, ...] = (
         rules=("FX093", "FX092"),
         advice="upgrade to 0.5.14 (0.5.16 for multi-layer EAGLE), or set --grammar-backend none",
         source="https://github.com/sgl-project/sglang/issues/25388",
+    ),
+    Signature(
+        key="host-sync-inside-graph-capture",
+        # CUDA's own error, raised by torch where a captured forward syncs with the host; before
+        # the capture-failed line it follows, so the cause leads.
+        pattern=_re(r"operation not permitted when stream is capturing"),
+        meaning="an operation CUDA graphs cannot capture (a GPU-to-CPU sync such as .item()) ran inside CUDA-graph "
+        "capture; with --enable-expert-distribution-metrics and a multi-step EAGLE draft it is "
+        "the expert-distribution recorder's pass boundary, run by each draft step",
+        rules=("FX080",),
+        advice="drop --enable-expert-distribution-metrics, or draft one step (--speculative-num-steps 1), or disable CUDA graphs",
+        source="https://github.com/sgl-project/sglang/issues/32105",
     ),
     Signature(
         key="cuda-graph-capture-failed",

@@ -12,6 +12,7 @@ from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect, Edit, Finding, Fix
 from specguard.presets.loader import LoadedPreset, load, resolve_inside
 from specguard.presets.model import Preset, flags_to_argv
+from specguard.presets.yaml_edit import repoint_modeline
 from specguard.records import replace
 from specguard.spec import LaunchSpec
 from specguard.text_input import (
@@ -179,6 +180,8 @@ def write_corrected_preset(name_or_path: str, corrected: LaunchSpec, path: Path,
     if out.exists() and not is_input and not force:
         raise InputError(f"--write {path} already exists", hint="pass --force to replace it, or --write another file")
     text = _round_trip_yaml(loaded.path, document) if loaded.path is not None and loaded.path.is_file() else dump_yaml(document)
+    # The schema the modeline names stays where it is: the copy names it from its own folder.
+    text = repoint_modeline(text, str(loaded.path.resolve().parent), str(out_dir))
     copies: list[tuple[Path, Path]] = []
     for ref in (loaded.preset.target, loaded.preset.draft):
         if ref is None or ref.config is None:

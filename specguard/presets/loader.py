@@ -9,6 +9,9 @@
   refused if it leaves that file's directory. A snapshot that is not there (a preset saved from
   `presets show` into another folder) is looked up by the model's id among the snapshots shipped
   with specguard, then in its catalog; nothing else is ever read.
+- The document is validated by the pydantic models of presets/model.py, which report every
+  problem at once; each is said on its own line with the YAML line of its key
+  (``PresetProblems``).
 - Every failure is an ``InputError``: one line naming the file (and line), exit code 2.
 """
 
@@ -17,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specguard.errors import InputError
 from specguard.facts import MAX_CONFIG_BYTES, catalog_facts, facts_from_config
@@ -28,7 +31,9 @@ from specguard.presets.model import ModelRef, Preset
 from specguard.refs import looks_like_repo_id
 from specguard.spelling import closest
 from specguard.text_input import file_kind, read_text_bounded
-from specguard.validation import SchemaError, read_record
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 MAX_PRESET_BYTES = 256 * 1024
 MAX_ALIASES = 64
@@ -159,24 +164,34 @@ def load(name_or_path: str) -> LoadedPreset:
 def _load(path: Path, mtime_ns: int, size: int) -> LoadedPreset:
     """One read and validation per preset file and version of it: a check asks for its preset
     several times (the launch, the facts, the findings it handles)."""
-    document = read_yaml(path)
+    from pydantic import ValidationError
+
+    document, root = read_yaml(path)
     try:
-        preset = read_record(Preset, document)
-    except SchemaError as error:
-        raise InputError(f"preset {path}: {_said(error)}", hint="see the schema in design/architecture.md section 7") from None
+        preset = Preset.model_validate(document)
+    except ValidationError as error:
+        said = sorted((_said(problem, root) for problem in error.errors(include_url=False)), key=lambda line_said: line_said[0])
+        raise PresetProblems(path, [f"line {line}: {what}" for line, what in said]) from None
     loaded = LoadedPreset(preset=preset, path=path)
     _validate_references(loaded)
     return loaded
 
 
-def read_yaml(path: Path) -> dict[str, Any]:
+def read_yaml(path: Path) -> tuple[dict[str, Any], Any]:
+    """The document, and its node tree (which knows each key's line)."""
     import yaml  # only when a preset is used: keeps `check` without --preset fast
 
     text = read_text_bounded(path, f"preset {path}", limit=MAX_PRESET_BYTES, hint="a preset is a short YAML file")
     try:
         if _count_aliases(yaml, text) > MAX_ALIASES:
             raise InputError(f"preset {path} uses more than {MAX_ALIASES} YAML aliases", hint="write the values out")
-        document = yaml.load(text, Loader=_unique_keys_loader(yaml))  # a safe loader: libyaml's or PyYAML's
+        # What yaml.load does, keeping the node tree; a safe loader: libyaml's or PyYAML's.
+        loader = _unique_keys_loader(yaml)(text)
+        try:
+            root = loader.get_single_node()
+            document = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
     except DuplicateKey as error:
         raise InputError(f"preset {path}: line {error.line}: {error}", hint="keep one of them") from None
     except yaml.MarkedYAMLError as error:
@@ -187,7 +202,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
         raise InputError(f"preset {path}: not valid YAML ({error.__class__.__name__})", hint="fix the YAML") from None
     if not isinstance(document, dict):
         raise InputError(f"preset {path} holds a YAML {type(document).__name__}, not a mapping", hint="a preset starts with name:, description:, ...")
-    return document
+    return document, root
 
 
 def _count_aliases(yaml: Any, text: str) -> int:
@@ -227,12 +242,76 @@ def _safe_loader(yaml: Any) -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _said(error: SchemaError) -> str:
-    if error.kind == "unknown":
-        return f"unknown key {error.where!r}"
-    if error.kind == "missing":
-        return f"missing key {error.where!r}"
-    return f"{error.where}: {error.message}"
+SCHEMA_HINT = "`specguard presets schema` prints what a preset may hold"
+
+
+class PresetProblems(InputError):
+    """Every problem the schema finds in a preset, one line each: ``preset FILE: line N: ...``."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        lines = [f"preset {path}: {problem}" for problem in problems]
+        super().__init__("\n".join(lines), hint=SCHEMA_HINT)
+        self.problems = problems
+
+
+def _said(problem: ErrorDetails, root: Any) -> tuple[int, str]:
+    """One of pydantic's errors: the line of its key, and ``KEY: what is wrong``."""
+    location = problem["loc"]
+    is_key = bool(location) and location[-1] == "[key]"  # a dict key refused, not its value
+    if is_key:
+        location = location[:-1]
+    where = ".".join(str(part) for part in location)
+    line = _line_of(root, location)
+    if problem["type"] == "extra_forbidden":
+        return line, f"unknown key {where!r}"
+    if problem["type"] == "missing":
+        return line, f"missing key {where!r}"
+    said = f"{problem['msg']}{_yaml_tip(problem)}"
+    if is_key:
+        return line, f"{'.'.join(str(part) for part in location[:-1])}: key {location[-1]!r}: {said}"
+    return line, f"{where or '(top level)'}: {said}"
+
+
+def _yaml_tip(problem: ErrorDetails) -> str:
+    """Why a value YAML typed otherwise than its writer meant is refused, and how to write it."""
+    value, kind = problem.get("input"), problem["type"]
+    if kind in ("int_type", "float_type") and isinstance(value, str) and value.isascii():
+        try:
+            number = float(value)
+        except ValueError:
+            return ""
+        if kind == "int_type" and not number.is_integer():
+            return ""
+        written = str(int(number)) if kind == "int_type" else repr(number)
+        return f" (YAML reads {value!r} as a string; write {written})"
+    if kind == "int_type" and isinstance(value, float) and value.is_integer():
+        return f" (write {int(value)})"
+    if kind in ("int_type", "float_type") and isinstance(value, bool):
+        return " (YAML reads true/false, yes/no and on/off as booleans)"
+    if kind == "string_type" and isinstance(value, (bool, int, float)):
+        return " (quote it to make it a string)"
+    return ""
+
+
+def _line_of(root: Any, location: tuple[str | int, ...]) -> int:
+    """The line of the key at ``location`` in the YAML node tree, or of the deepest mapping or
+    list item on the way to it that is there (a missing key: the mapping that lacks it)."""
+    from yaml import MappingNode, ScalarNode, SequenceNode
+
+    node, line = root, root.start_mark.line + 1
+    for part in location:
+        child = None
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode) and key.value == str(part):
+                    child, line = value, key.start_mark.line + 1
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            child = node.value[part]
+            line = child.start_mark.line + 1
+        if child is None:
+            break
+        node = child
+    return line
 
 
 def resolve_inside(base: Path, relative: str, preset_path: Path) -> Path:

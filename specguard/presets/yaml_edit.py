@@ -12,8 +12,13 @@ Pure: text and values in, text out.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+# The comment naming a YAML file's JSON Schema for editors (yaml-language-server's "modeline").
+MODELINE = re.compile(r"^(#\s*yaml-language-server:\s*\$schema=)(\S+)(.*)$", re.MULTILINE)
 
 # (first line, line after the last, the lines that replace them); an insertion has first == last.
 _Splice = tuple[int, int, list[str]]
@@ -143,3 +148,19 @@ def _inline(value: Any) -> str:
 
     dumped = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=10**6)
     return dumped.removesuffix("\n").removesuffix("\n...").strip()
+
+
+def repoint_modeline(text: str, old_dir: str, new_dir: str | None) -> str:
+    """``text``, moved from ``old_dir`` to ``new_dir``, with its modeline's relative schema path
+    made to name the same file from there (an absolute path where ``new_dir`` is None: the text
+    goes to stdout, nobody knows where). A URL or an absolute path is left as it is."""
+
+    def repointed(match: re.Match[str]) -> str:
+        schema = match.group(2)
+        if "://" in schema or os.path.isabs(schema):
+            return match.group(0)
+        target = os.path.normpath(os.path.join(old_dir, schema))
+        moved = target if new_dir is None else os.path.relpath(target, new_dir)
+        return f"{match.group(1)}{moved}{match.group(3)}"
+
+    return MODELINE.sub(repointed, text)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from specguard.models import ModelFacts
-from specguard.sglang_facts.algorithms import EAGLE_WORKER_SPELLINGS
+from specguard.sglang_facts.algorithms import MAX_RUNNING_REQUESTS_RESET_SPELLINGS
 
 # The algorithms whose unset --max-running-requests SGLang resets for speculative decoding.
-MAX_RUNNING_REQUESTS_RESET_ALGORITHMS = EAGLE_WORKER_SPELLINGS | {"NGRAM", "DFLASH", "DSPARK", "FROZEN_KV_MTP"}
+MAX_RUNNING_REQUESTS_RESET_ALGORITHMS = MAX_RUNNING_REQUESTS_RESET_SPELLINGS
 
 
 def canonical_algorithm(raw: str | None) -> str | None:

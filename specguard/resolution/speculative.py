@@ -12,7 +12,10 @@ from specguard.resolution.common import (
 )
 from specguard.resolution.overlap import overlap_forced_off
 from specguard.resolution.parallel import attention_dp_size
-from specguard.sglang_facts.algorithms import EAGLE_WORKER_SPELLINGS
+from specguard.sglang_facts.algorithms import (
+    ADAPTIVE_ALGORITHMS,
+    EAGLE_WORKER_SPELLINGS,
+)
 from specguard.sglang_facts.changes import ADAPTIVE_WITH_OVERLAP
 from specguard.sglang_facts.defaults import (
     ADAPTIVE_DEFAULT_STEPS,
@@ -83,7 +86,7 @@ def adaptive_off_reason(spec: LaunchSpec, algorithm: str | None, topk: int | Non
     """P55, decided once: why SGLang switches ``--speculative-adaptive`` off (it logs a warning and
     runs the static parameters), or None when it runs (sglang 0.5.23
     ``speculative/adaptive_spec_params.py:56-100`` ``adaptive_unsupported_reason``)."""
-    if algorithm not in ("EAGLE", "EAGLE3"):
+    if algorithm not in ADAPTIVE_ALGORITHMS:
         return f"it supports only EAGLE/EAGLE3, not {algorithm}"
     if topk is not None and topk != 1:
         return f"it supports only topk 1, not {topk}"

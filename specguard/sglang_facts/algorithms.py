@@ -25,6 +25,15 @@ class Algorithm(Record, kw_only=False):
     eagle_worker: bool = False
     eagle_head: bool = False
     mixed_chunk: bool = False
+    mtp_draft: bool = False
+    dp_attention_refused: bool = False
+    dp_attention_conditional: bool = False
+    watermark: bool = False
+    block_verification: bool = False
+    draft_window: bool = False
+    lora: bool = False
+    max_running_requests_reset: bool = False
+    adaptive: bool = False
 
 
 PROPERTY_SOURCES: dict[str, str] = {
@@ -43,18 +52,47 @@ PROPERTY_SOURCES: dict[str, str] = {
     "supports it (its FIXME), so it is not counted here",
     "mixed_chunk": "speculative/spec_info.py:147-160 supports_mixed_chunk() (EAGLE, EAGLE3, DFLASH, DSPARK), read by "
     "arg_groups/speculative_hook.py:1108; UNO (:596-600), FROZEN_KV_MTP (:1002-1006) and NGRAM (:1307) turn it off",
+    "mtp_draft": "with no --speculative-draft-model-path the draft worker loads the target checkpoint "
+    "(configs/model_config.py:956 model_path or cfg.model_path), which is a draft only as the target's own MTP layers: "
+    "EAGLE, spelled NEXTN too (arg_groups/speculative_hook.py:109)",
+    "dp_attention_refused": "arg_groups/speculative_hook.py:1078-1084 (STANDALONE) and :1367-1371 (NGRAM) raise "
+    "'does not support dp attention'",
+    "dp_attention_conditional": "arg_groups/speculative_hook.py:303-317: DFLASH with attention DP needs CUDA or NPU, "
+    "--enable-dp-lm-head, no context parallel and no DP spec/prefill coordination (refused before 0.5.23: "
+    "changes.DFLASH_DP_ATTENTION_*)",
+    "watermark": "arg_groups/validation_hook.py:90-94: --enable-watermark supports NGRAM, EAGLE and EAGLE3",
+    "block_verification": "arg_groups/speculative_hook.py:175-180: --speculative-use-block-verification supports "
+    "EAGLE / EAGLE3 / NEXTN / DFLASH / DSPARK",
+    "draft_window": "arg_groups/speculative_hook.py:197-221: --speculative-draft-window-size is honoured by EAGLE "
+    "(MTP/NEXTN draft decode), EAGLE3 and DFLASH, and warned about for the rest",
+    "lora": "arg_groups/lora_hook.py:247-253: LoRA with NGRAM, and from 0.5.19 the algorithms of lora_spec_algorithms "
+    "(EAGLE, EAGLE3, DFLASH, DSPARK; changes.LORA_WITH_*)",
+    "max_running_requests_reset": "an unset --max-running-requests becomes 48 in the handlers of DFLASH "
+    "(arg_groups/speculative_hook.py:438-442), DSPARK (:852-856), FROZEN_KV_MTP (:992-996), the EAGLE family and "
+    "STANDALONE (:1086-1090) and NGRAM (:1294-1298); UNO's handler keeps it",
+    "adaptive": "speculative/adaptive_spec_params.py:61-65 adaptive_unsupported_reason: only EAGLE/EAGLE3 "
+    "(after the alias: NEXTN is EAGLE)",
 }
 
 ALGORITHMS: tuple[Algorithm, ...] = (
-    Algorithm("EAGLE", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True),
-    Algorithm("EAGLE3", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True),
-    Algorithm("NEXTN", documented=True, alias_of="EAGLE", draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True),
-    Algorithm("STANDALONE", documented=True, draft_checkpoint=True, eagle_worker=True),
-    Algorithm("NGRAM", documented=True),
-    Algorithm("DFLASH", documented=True, draft_checkpoint=True, mixed_chunk=True),
+    Algorithm("EAGLE", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True,
+              mtp_draft=True, watermark=True, block_verification=True, draft_window=True, lora=True,
+              max_running_requests_reset=True, adaptive=True),
+    Algorithm("EAGLE3", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True,
+              watermark=True, block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True,
+              adaptive=True),
+    Algorithm("NEXTN", documented=True, alias_of="EAGLE", draft_checkpoint=True, eagle_worker=True, eagle_head=True,
+              mixed_chunk=True, mtp_draft=True, watermark=True, block_verification=True, draft_window=True, lora=True,
+              max_running_requests_reset=True, adaptive=True),
+    Algorithm("STANDALONE", documented=True, draft_checkpoint=True, eagle_worker=True, dp_attention_refused=True,
+              max_running_requests_reset=True),
+    Algorithm("NGRAM", documented=True, dp_attention_refused=True, watermark=True, lora=True, max_running_requests_reset=True),
+    Algorithm("DFLASH", documented=True, draft_checkpoint=True, mixed_chunk=True, dp_attention_conditional=True,
+              block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True),
     Algorithm("UNO", documented=False),
-    Algorithm("DSPARK", documented=False, draft_checkpoint=True, mixed_chunk=True),
-    Algorithm("FROZEN_KV_MTP", documented=False),
+    Algorithm("DSPARK", documented=False, draft_checkpoint=True, mixed_chunk=True, block_verification=True, lora=True,
+              max_running_requests_reset=True),
+    Algorithm("FROZEN_KV_MTP", documented=False, max_running_requests_reset=True),
 )
 BY_NAME: dict[str, Algorithm] = {row.name: row for row in ALGORITHMS}
 
@@ -76,9 +114,27 @@ MIXED_CHUNK_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.mixed_c
 MIXED_CHUNK_OFF_ALGORITHMS = frozenset(row.name for row in _CANONICAL if not row.mixed_chunk)
 
 
+# With no draft path, draft with the target's own MTP layers (any other algorithm then loads the
+# target checkpoint as a draft it is not), and the algorithms that need a separate draft for that.
+MTP_DRAFT_ALGORITHMS = frozenset(row.name for row in _MODELED if row.mtp_draft)
+SEPARATE_DRAFT_ALGORITHMS = DRAFT_CHECKPOINT_ALGORITHMS - MTP_DRAFT_ALGORITHMS
+# Attention DP: refused outright, or allowed only under conditions (the rest run with it).
+DP_ATTENTION_REFUSED_ALGORITHMS = frozenset(row.name for row in _MODELED if row.dp_attention_refused)
+DP_ATTENTION_CONDITIONAL_ALGORITHMS = frozenset(row.name for row in _MODELED if row.dp_attention_conditional)
+# What SGLang itself checks, over every algorithm it accepts (canonical names).
+WATERMARK_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.watermark)
+BLOCK_VERIFICATION_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.block_verification)
+DRAFT_WINDOW_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.draft_window)
+ADAPTIVE_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.adaptive)
+# A tuple, in table order: PL005 names them in its message.
+LORA_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.lora)
+
+
 def spellings(algorithms: frozenset[str]) -> frozenset[str]:
     """The names a user may type for these algorithms (aliases included), for code that reads the raw name."""
     return algorithms | {row.name for row in ALGORITHMS if row.alias_of in algorithms}
 
 
 EAGLE_WORKER_SPELLINGS = spellings(EAGLE_WORKER_ALGORITHMS)
+MTP_DRAFT_SPELLINGS = spellings(MTP_DRAFT_ALGORITHMS)
+MAX_RUNNING_REQUESTS_RESET_SPELLINGS = spellings(frozenset(row.name for row in _CANONICAL if row.max_running_requests_reset))

@@ -1,10 +1,12 @@
-"""The shipped catalog: every entry sourced and readable, lazy lookups, `specguard models`, and
-offline checks of real target/draft pairs that run on catalog facts and say so."""
+"""The shipped catalog: every entry sourced, readable and the bytes its source gave, lazy lookups,
+`specguard models`, and offline checks of real target/draft pairs that run on catalog facts and
+say so. A copy is compared with its upstream commit by ``scripts/build_catalog.py --check``
+(it needs clones); here, with the sha256 its ``source.json`` records."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,17 +19,6 @@ from specguard.facts import catalog_facts, facts_from_config
 from tests.conftest import REPO, run_cli, run_cli_json
 
 ENTRIES = catalog.index()["models"]
-# A folder of git clones, each as OWNER+REPO/repo (build_catalog.py --mirrors); the tests that
-# compare the catalog with its upstream commits skip, saying so, without one.
-CLONES = Path(os.environ["SPECGUARD_CLONES"]) if os.environ.get("SPECGUARD_CLONES") else None
-
-
-def clone_of(repo: str) -> Path | None:
-    found = CLONES / repo.replace("/", "+") / "repo" if CLONES else None
-    return found if found is not None and found.is_dir() else None
-
-
-AICONFIGURATOR = clone_of("ai-dynamo/aiconfigurator")
 SOURCE_OF_A_COPY = re.compile(r"^[\w.-]+/[\w.-]+ ?@ ?[0-9a-f]{8,40} ?: ?\S+")
 
 
@@ -54,12 +45,14 @@ def test_every_entry_is_sourced_and_normalises(entry: dict) -> None:
         assert facts is not None and facts.origin == "catalog"
 
 
-@pytest.mark.skipif(AICONFIGURATOR is None, reason="needs a clone of ai-dynamo/aiconfigurator under SPECGUARD_CLONES")
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e["source"].startswith("ai-dynamo/aiconfigurator@")], ids=lambda e: e["model"])
-def test_aiconfigurator_copies_are_byte_identical_to_their_source(entry: dict) -> None:
-    commit, path = entry["source"].removeprefix("ai-dynamo/aiconfigurator@").split(":", 1)
-    upstream = subprocess.run(["git", "-C", str(AICONFIGURATOR), "show", f"{commit}:{path}"], capture_output=True, check=True).stdout
-    assert (catalog.MODELS / entry["model"] / "config.json").read_bytes() == upstream
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e["model"] for e in ENTRIES])
+def test_every_file_is_the_bytes_its_source_gave(entry: dict) -> None:
+    """The build records the sha256 of what it read (a commit's file, a kept copy, a preset's
+    facts); a shipped file edited since, by hand or by a tool, no longer matches it."""
+    found = catalog.lookup(entry["model"])
+    assert found is not None
+    recorded = json.loads((found.folder / "source.json").read_text(encoding="utf-8"))["sha256"]
+    assert hashlib.sha256(found.path.read_bytes()).hexdigest() == recorded
 
 
 def _build_catalog_module():
@@ -84,17 +77,38 @@ def test_read_copies_are_byte_identical_to_the_file_read(model: str) -> None:
     assert entry.path.read_bytes() == kept.read_bytes()
 
 
-MIRRORED_READ_COPIES = sorted(m for m, (repo, _, _) in BUILD.READ_COPIES.items() if clone_of(repo) is not None)
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
-@pytest.mark.parametrize("model", MIRRORED_READ_COPIES)
-def test_read_copies_from_a_mirror_are_byte_identical_to_the_commit(model: str) -> None:
-    """Where a clone of the repository is at hand, the kept copy is the commit's blob itself."""
-    repo, commit, path = BUILD.READ_COPIES[model]
-    mirror = clone_of(repo)
-    assert mirror is not None
-    upstream = subprocess.run(["git", "-C", str(mirror), "show", f"{commit}:{path}"], capture_output=True, check=True).stdout
-    assert catalog.lookup(model).path.read_bytes() == upstream
+def _copy_of(models: Path, model: str, source: str, data: bytes, sha256: str) -> None:
+    folder = models / model
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_bytes(data)
+    meta = {"model": model, "kind": "config", "source": source, "date": None, "fidelity": "", "sha256": sha256}
+    (folder / "source.json").write_text(json.dumps(meta))
+
+
+def test_the_upstream_check_compares_each_copy_with_its_commit(tmp_path: Path) -> None:
+    """``build_catalog.py --check`` on a real clone: a faithful copy passes, an edited one and a
+    recorded sha256 that is not the commit's are named, and a repository with no clone is said."""
+    clone = tmp_path / "clones" / "org+models" / "repo"
+    clone.mkdir(parents=True)
+    _git(clone, "init", "-q")
+    (clone / "config.json").write_bytes(b'{"hidden_size": 4096}\n')
+    _git(clone, "add", "config.json")
+    _git(clone, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "config")
+    commit = _git(clone, "rev-parse", "HEAD")
+    upstream = b'{"hidden_size": 4096}\n'
+    digest = hashlib.sha256(upstream).hexdigest()
+    models = tmp_path / "models"
+    _copy_of(models, "org/faithful", f"org/models@{commit}:config.json", upstream, digest)
+    _copy_of(models, "org/edited", f"org/models@{commit}:config.json", b'{"hidden_size": 4097}\n', digest)
+    _copy_of(models, "org/misrecorded", f"org/models@{commit}:config.json", upstream, hashlib.sha256(b"other").hexdigest())
+    _copy_of(models, "org/elsewhere", f"other/repo@{commit}:config.json", upstream, digest)
+    checked, problems, unmirrored = BUILD.check_copies(models, tmp_path / "clones")
+    assert checked == 3 and unmirrored == {"other/repo"}
+    assert sorted(problem.split(":", 1)[0] for problem in problems) == ["org/edited", "org/misrecorded"]
 
 
 @pytest.mark.parametrize("model", sorted(BUILD.HF_PAGES))

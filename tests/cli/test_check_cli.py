@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import HF_CONFIGS, model_dir, run_cli, run_cli_json
+from tests.conftest import HF_CONFIGS, REPO, model_dir, run_cli, run_cli_json
 
 LLAMA = str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct")
 
@@ -150,11 +152,21 @@ def test_config_not_an_object(tmp_path: Path) -> None:
     _one_line_error(run_cli("check", "--", "--model-path", str(tmp_path)), "not an object")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files regardless of permissions")
 def test_unreadable_file(tmp_path: Path) -> None:
+    """A config.json its user may not read. Root reads any file through two capabilities
+    (capabilities(7)); run as root, the CLI runs without them, so it meets the mode as a user does."""
     config = model_dir(tmp_path, "m", {}) / "config.json"
     config.chmod(0)
-    _one_line_error(run_cli("check", "--", "--model-path", str(config.parent)), "cannot read")
+    argv = ("check", "--", "--model-path", str(config.parent))
+    if os.geteuid() != 0:
+        _one_line_error(run_cli(*argv), "cannot read")
+        return
+    without_override = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"]
+    assert subprocess.run([*without_override, "cat", str(config)], capture_output=True).returncode != 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SGLANG_", "SGL_", "HF_"))}
+    result = subprocess.run([*without_override, sys.executable, "-m", "specguard", *argv], capture_output=True, text=True,
+                            env={**env, "HF_HUB_OFFLINE": "1", "NO_COLOR": "1", "COLUMNS": "200"}, cwd=REPO, timeout=60)
+    _one_line_error(result, "cannot read")
 
 
 def test_file_that_is_not_text(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def test_bash_completes_an_option_of_the_command(tmp_path: Path) -> None:
 def test_bash_completes_a_subcommand_and_leaves_a_value_to_file_names(tmp_path: Path) -> None:
     script = _script("bash", tmp_path)
     assert _bash_complete(script, "models", "") == ["list", "show"]
-    assert _bash_complete(script, "presets", "s") == ["show"]
+    assert _bash_complete(script, "presets", "s") == ["show", "schema"]
     assert _bash_complete(script, "check", "--script", "") == []  # complete -o default: bash offers files
 
 

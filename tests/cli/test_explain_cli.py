@@ -14,7 +14,8 @@ import pytest
 from tests.launch.conftest import FIXTURES
 
 EXCERPTS = json.loads((FIXTURES / "sglang_log_excerpts.json").read_text(encoding="utf-8"))
-KEYS = {"rule", "signature", "line", "meaning", "fix", "fixed_in", "sources"}
+EXPLAIN_FIXTURES = Path(__file__).parent / "fixtures" / "explain"
+KEYS = {"rule", "signature", "line", "meaning", "evidence", "fix", "fixed_in", "sources"}
 
 SERVER_ARGS = (
     "[2026-01-02 10:11:02] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', "
@@ -123,10 +124,11 @@ def test_an_sgl_jax_log_is_read_as_sgl_jax(tmp_path: Path) -> None:
     assert document["launch"]["argv"][:2] == ["--model-path", "Qwen/Qwen3-8B"]
 
 
-def test_nothing_recognisable_is_no_known_cause_exit_0(tmp_path: Path) -> None:
+def test_nothing_recognisable_is_one_line_no_known_cause_exit_0(tmp_path: Path) -> None:
     result = explain("-", stdin="hello\nRuntimeError: the flux capacitor is out of phase\n")
     assert result.returncode == 0
-    assert result.stdout.decode().startswith("no known cause: no signature fits the error line")
+    assert result.stdout.decode().splitlines() == ["no known cause: no signature fits `RuntimeError: the flux capacitor is out of phase`"]
+    assert result.stderr == b""
 
 
 @pytest.mark.parametrize(
@@ -155,6 +157,54 @@ def test_a_truncated_server_args_line_is_one_note(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert as_json(result)["launch"] is None
     assert len(result.stderr.decode().strip().splitlines()) == 1 and "ServerArgs" in result.stderr.decode()
+
+
+def test_a_truncated_server_args_line_alone_is_one_line_in_human_output(tmp_path: Path) -> None:
+    log = tmp_path / "cut.log"
+    log.write_text("[2026-01-02 10:11:02] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', speculative_alg\n")
+    result = explain(str(log))
+    assert result.returncode == 0
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("no known cause: the log holds no error line;") and "ServerArgs" in lines[0]
+    assert result.stderr == b""
+
+
+def test_a_public_stack_trace_with_rank_prefixes_names_its_rule_and_launch() -> None:
+    # sgl-project/sglang#19125: the PR's launch block, then its error log with rank prefixes (fixtures/SOURCES.md).
+    result = explain(str(EXPLAIN_FIXTURES / "sglang-pr-19125-rank-prefixes.txt"), "--format", "json")
+    document = as_json(result)
+    first = document["causes"][0]
+    assert (first["rule"], first["signature"], first["evidence"]) == ("AB021", "fa3-kernel-off-hopper", "message")
+    assert first["fixed_in"] == "0.5.11"
+    assert document["unplaced"] == []  # the same CUDA error printed twice, placed once
+    argv = document["launch"]["argv"]
+    assert argv[argv.index("--model-path") + 1] == "stepfun-ai/Step-3.5-Flash-FP8" and "--enable-multi-layer-eagle" in argv
+    assert any("command line" in fact for fact in document["launch"]["from_log"])
+    assert result.returncode == 1
+
+
+def test_a_public_slime_job_log_places_the_capture_failure_and_names_what_it_cannot() -> None:
+    # THUDM/slime#1998: the error blocks of a slime job whose rollout server died capturing CUDA graphs.
+    result = explain(str(EXPLAIN_FIXTURES / "slime-issue-1998-job.txt"), "--format", "json")
+    document = as_json(result)
+    assert [(c["signature"], c["evidence"]) for c in document["causes"]] == [("cuda-graph-capture-failed", "common message")]
+    assert any("custom_all_reduce.cuh" in line for line in document["unplaced"])
+    assert "Exception: Server process terminated unexpectedly." in document["unplaced"]
+    assert document["launch"] is None
+
+
+def test_a_public_sgl_jax_log_is_read_as_an_sgl_jax_launch() -> None:
+    # sgl-project/sglang-jax#378: the EAGLE3 launch its description runs.
+    path = str(EXPLAIN_FIXTURES / "sgl-jax-pr-378-launch.txt")
+    document = as_json(explain(path, "--format", "json"))
+    launch = document["launch"]
+    assert launch["dialect"] == "sgl-jax"
+    assert launch["argv"][:2] == ["--model-path", "Qwen/Qwen3-32B"]
+    assert launch["argv"][launch["argv"].index("--speculative-algorithm") + 1] == "EAGLE3"
+    assert not any("SGLang version" in fact for fact in launch["unknown"])
+    human = explain(path)
+    assert human.returncode == 0
+    assert human.stdout.decode().splitlines()[:2] == ["no known cause: the log holds no error line", "launch (sgl-jax):"]
 
 
 def test_sarif_places_each_cause_at_its_log_line(tmp_path: Path) -> None:
@@ -189,4 +239,7 @@ def test_the_resolved_dict_sglang_0_5_23_logs_gives_back_its_launch() -> None:
     argv = document["launch"]["argv"]
     for flag, value in (("--model-path", "meta-llama/Llama-3.1-8B-Instruct"), ("--speculative-algorithm", "NGRAM"), ("--cuda-graph-max-bs-decode", "8")):
         assert argv[argv.index(flag) + 1] == value, argv
+    # Resolution's values for fields the launch left unset, and the redacted watermark secrets,
+    # are not the launch's: no flag for them.
+    assert not {"--no-enable-tf32-matmul", "--swa-full-tokens-ratio", "--mamba-full-memory-ratio", "--watermark-config"} & set(argv), argv
     assert document["causes"][0]["rule"] == "DM001"

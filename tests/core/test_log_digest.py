@@ -76,3 +76,43 @@ def test_a_message_printed_over_several_lines_is_read_joined() -> None:
     joined = "ValueError: Speculative decoding for Qwen3_5MoeForConditionalGeneration is not compatible with radix cache when using --mamba-scheduler-strategy no_buffer."
     assert found.errors == [("log:1", joined)]
     assert found.candidates == [("log:1", joined)]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # A slime job on a cluster runner: job timestamp, pod name, Ray actor, SGLang rank
+        # (THUDM/slime#1022, https://github.com/THUDM/slime/issues/1022).
+        (
+            "[2025-12-18T16:24:02+08:00] leihaodi-qwen3-8b-rl-eagle3-20251218-162008s-3da56-cfcd2 >> (SGLangEngine pid=3111) "
+            "[2025-12-18 08:24:01 TP7] Scheduler hit an exception: Traceback (most recent call last):"
+        ),
+        # A Kubernetes (CRI) container log: timestamp and stream tag before SGLang's own prefix
+        # (sgl-project/sglang#8336, https://github.com/sgl-project/sglang/issues/8336).
+        (
+            "2025-07-25T07:53:08.21748708+08:00 stdout F [2025-07-25 07:53:08 TP2] Scheduler hit an exception: "
+            "Traceback (most recent call last):"
+        ),
+    ],
+)
+def test_stacked_prefixes_of_public_job_logs_are_cleaned(raw: str) -> None:
+    assert clean(raw) == "Scheduler hit an exception: Traceback (most recent call last):"
+
+
+def test_a_command_continued_with_backslashes_is_kept_whole() -> None:
+    # The launch block of sgl-project/sglang#19125 (https://github.com/sgl-project/sglang/pull/19125), first lines.
+    lines = [
+        "sglang serve --model-path stepfun-ai/Step-3.5-Flash-FP8 \\",
+        "  --served-model-name step3p5-flash \\",
+        "  --tp-size 8 \\",
+        "  --port 8000",
+        "[2026-02-21 14:12:48 TP4 EP4] Capture draft extend cuda graph begin (step 2). This can take up to several minutes.",
+    ]
+    commands = digest(lines, "log", NOTHING).commands
+    assert commands == [("log:1", "\n".join(lines[:4]))]
+
+
+def test_an_enum_repr_is_not_a_literal_but_a_string_that_looks_like_one_is() -> None:
+    fields, skipped = server_args_fields("ServerArgs(model_path='m', load_format=<LoadFormat.AUTO: 'auto'>, watermark_config='<redacted>')")
+    assert fields == {"model_path": "m", "watermark_config": "<redacted>"} and skipped == ("load_format",)
+    assert argv_from_fields(fields)[0] == ["--model-path", "m"]  # a redacted value is no launch's

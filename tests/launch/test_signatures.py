@@ -112,3 +112,28 @@ def test_a_rule_whose_releases_hold_the_launch_ranks_before_one_fixed_earlier() 
     ]
     assert diagnose(log, version=Version("0.5.19"))[0].signature.key == "dflash-pd-decode-no-draft-input"
     assert diagnose(log, version=Version("0.5.23"))[0].signature.key == "illegal-memory-access"
+
+
+def test_a_specific_message_ranks_before_a_common_one() -> None:
+    log = [
+        "AttributeError: 'NoneType' object has no attribute 'shape'",  # AB007's, and many other bugs'
+        "AttributeError: 'AiterAttnBackend' object has no attribute 'max_split_per_batch'",
+    ]
+    ranked = diagnose(log)
+    assert [(d.rule, d.common) for d in ranked] == [("AB061", False), ("AB007", True)]
+
+
+def test_a_launch_dated_to_a_range_ranks_a_rule_whose_window_meets_it() -> None:
+    log = [
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "TypeError: 'NoneType' object has no attribute 'prepare_for_decode'",  # PL063: before 0.5.20
+    ]
+    first = {
+        releases: diagnose(log, releases=tuple(Version(r) for r in releases))[0].signature.key
+        for releases in (("0.5.19", "0.5.23"), ("0.5.21", "0.5.23"), ())
+    }
+    assert first == {
+        ("0.5.19", "0.5.23"): "dflash-pd-decode-no-draft-input",
+        ("0.5.21", "0.5.23"): "illegal-memory-access",
+        (): "dflash-pd-decode-no-draft-input",  # undated: table order
+    }

@@ -70,4 +70,9 @@ RULE = Rule(
         "catalogue: shared/design/sglang-spec-checks.md P43",
     ),
     dialects=SGLANG_DIALECTS,
+    log_signatures=(
+        # torch_native_backend.py asserts seq_lens.shape[0] == extend_prefix_lens.shape[0], which a
+        # speculative verify batch leaves None (0.5.18: line 101); a common message, ranked after specific ones.
+        r"'NoneType' object has no attribute 'shape'",
+    ),
 )

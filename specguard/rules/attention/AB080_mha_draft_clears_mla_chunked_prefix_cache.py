@@ -14,6 +14,7 @@ from specguard.models import (
 )
 from specguard.rules.attention.backends import attention_backend, is_mla_target
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 # The draft's ModelRunner ran the same chunked-prefix gate as the target's, on the ServerArgs they
 # share: ``if not self.use_mla_backend or ...: server_args.disable_chunked_prefix_cache = True``
@@ -26,7 +27,7 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 # "a draft model's (often non-MLA) config must not flip the shared setting"). trtllm_mla and
 # flashinfer_mla read the flag with a fallback instead of an assertion, so only fa3 crashes.
 ASSERTING_BACKEND = "fa3"
-SEPARATE_HEAD_ALGORITHMS = frozenset({"EAGLE", "EAGLE3"})
+SEPARATE_HEAD_ALGORITHMS = EAGLE_HEAD_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

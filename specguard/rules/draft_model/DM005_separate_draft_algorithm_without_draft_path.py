@@ -10,11 +10,12 @@ from specguard.rules.draft_model._common import (
     MTP_AUTOFILL_ARCHITECTURES,
     is_mtp_capable,
 )
+from specguard.sglang_facts.algorithms import SEPARATE_DRAFT_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     algorithm = ctx.algorithm
-    if algorithm not in ("EAGLE3", "STANDALONE", "DFLASH"):
+    if algorithm not in SEPARATE_DRAFT_ALGORITHMS:
         return
     if ctx.spec.get("speculative_draft_model_path") is not None:
         return

@@ -127,4 +127,10 @@ RULE = Rule(
         ("sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
         "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)"),
     ),
+    log_signatures=(
+        # The model classes unpack (hidden_states, aux_hidden_states) once EAGLE3 capture is set,
+        # and a class whose inner model was never told which layers to capture returns a plain
+        # tensor: the traceback prints this source line (0.5.19 qwen3_vl.py:1519).
+        r"hidden_states, aux_hidden_states = hidden_states",
+    ),
 )

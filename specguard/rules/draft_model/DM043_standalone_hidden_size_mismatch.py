@@ -73,4 +73,12 @@ RULE = Rule(
         "sglang 0.5.11: python/sglang/srt/speculative/eagle_info.py:640-646 (still the target's spec_hidden_size)",
         "sglang 0.5.12: python/sglang/srt/speculative/eagle_info.py:728-735 (no hidden states for STANDALONE)",
     ),
+    log_signatures=(
+        # merge_batch joins the batches' hidden states on dimension 0 (0.5.9 eagle_info.py:802-804);
+        # the frame names the place, the message alone is common. As a traceback prints them:
+        #   File ".../speculative/eagle_info.py", line 802, in merge_batch
+        #   RuntimeError: Sizes of tensors must match except in dimension 0. Expected size 4096 but got size 2048
+        r"eagle_info\.py\", line \d+, in merge_batch",
+        r"Sizes of tensors must match except in dimension 0\b",
+    ),
 )

@@ -13,13 +13,14 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 METRICS = "--enable-expert-distribution-metrics"
 # With this env var 0.5.15-0.5.17 hand the balancedness to the metrics output instead of calling
 # .item() on it (0.5.15 eplb/expert_distribution.py:737-745).
 BALANCEDNESS_METRIC_ENV = "SGLANG_ENABLE_EPLB_BALANCEDNESS_METRIC"
 # The EAGLE workers whose multi-step draft_forward runs full ModelRunner.forward passes.
-MULTI_STEP_DRAFT_ALGORITHMS = ("EAGLE", "EAGLE3")
+MULTI_STEP_DRAFT_ALGORITHMS = EAGLE_HEAD_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

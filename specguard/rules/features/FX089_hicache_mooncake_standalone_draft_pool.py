@@ -91,4 +91,11 @@ RULE = Rule(
         "sglang 0.5.15: python/sglang/srt/mem_cache/kv_cache_builder.py:103-110",
     ),
     sglang_versions=">=0.5.13,<0.5.15",
+    log_signatures=(
+        # The draft host pool's registration with the store (0.5.13 cache_controller.py:873-890),
+        # whose failure mooncake_store.py raises as "Failed to register buffer to Mooncake Store"
+        # (:298); the frame tells the draft's pool from the target's, as the traceback prints it:
+        #   File ".../cache_controller.py", line 890, in _maybe_register_draft_with_storage
+        r"\b_maybe_register_draft_with_storage\b",
+    ),
 )

@@ -13,6 +13,7 @@ from specguard.models import (
     Severity,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 from specguard.sglang_facts.changes import SPEC_V2_ALWAYS
 
 MULTI_LAYER = "--enable-multi-layer-eagle"
@@ -20,7 +21,7 @@ GRAMMAR_BACKEND = "--grammar-backend"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in ("EAGLE", "EAGLE3") or not ctx.spec.has(MULTI_LAYER):
+    if ctx.algorithm not in EAGLE_HEAD_ALGORITHMS or not ctx.spec.has(MULTI_LAYER):
         return
     if ctx.version < SPEC_V2_ALWAYS.release and ctx.resolution.disable_overlap_schedule is not False:
         return  # the V1 multi-layer worker runs

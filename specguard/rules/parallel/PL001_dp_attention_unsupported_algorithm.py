@@ -20,6 +20,10 @@ from specguard.rules.spec_params._shared import (
     drop_attn_dp,
     int_flag,
 )
+from specguard.sglang_facts.algorithms import (
+    DP_ATTENTION_CONDITIONAL_ALGORITHMS,
+    DP_ATTENTION_REFUSED_ALGORITHMS,
+)
 from specguard.sglang_facts.changes import (
     DFLASH_DP_ATTENTION_CUDA,
     DFLASH_DP_ATTENTION_NPU,
@@ -32,12 +36,12 @@ COORDINATION = "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in ("STANDALONE", "NGRAM", "DFLASH") or not attn_dp_enabled(ctx):
+    if ctx.algorithm not in DP_ATTENTION_REFUSED_ALGORITHMS | DP_ATTENTION_CONDITIONAL_ALGORITHMS or not attn_dp_enabled(ctx):
         return
     flags = attn_dp_flags(ctx)
     written = " ".join(ctx.flag(f) for f in flags)
     drop = drop_attn_dp("turn attention DP off")
-    if ctx.algorithm in ("STANDALONE", "NGRAM"):
+    if ctx.algorithm in DP_ATTENTION_REFUSED_ALGORITHMS:
         yield RULE.finding(
             f"{ctx.algorithm} does not support DP attention ({written}): SGLang raises 'Currently "
             f"{ctx.algorithm.lower()} speculative decoding does not support dp attention' at argument time",

@@ -15,6 +15,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.sglang_facts.algorithms import LORA_ALGORITHMS
 from specguard.sglang_facts.changes import LORA_WITH_EAGLE_DFLASH, LORA_WITH_NGRAM
 
 # Before 0.5.5.post3 no speculative algorithm ran with LoRA: the server started, then failed (sglang#12726,
@@ -27,7 +28,7 @@ LORA_FLAGS = ("--enable-lora", "--lora-paths")
 
 def allowed(version: Version) -> tuple[str, ...]:
     if version >= LORA_WITH_EAGLE_DFLASH.release:
-        return ("NGRAM", "EAGLE", "EAGLE3", "DFLASH", "DSPARK")
+        return LORA_ALGORITHMS
     return ("NGRAM",) if version >= LORA_WITH_NGRAM.release else ()
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.sglang_facts.algorithms import WATERMARK_ALGORITHMS
 
 WATERMARK = "--enable-watermark"
 
@@ -15,7 +16,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     drop = fix_of(f"drop {WATERMARK}", Applicability.UNSAFE, Edit(name=WATERMARK, value=None))
     flag = ctx.flag(WATERMARK)
-    if ctx.algorithm not in ("NGRAM", "EAGLE", "EAGLE3"):
+    if ctx.algorithm not in WATERMARK_ALGORITHMS:
         why = f"it supports NGRAM, EAGLE and EAGLE3, not {ctx.algorithm}"
     elif (ctx.spec.get("pp_size") or 1) > 1:
         why = "it does not support pipeline-parallel speculative decoding"

@@ -179,4 +179,10 @@ RULE = Rule(
         "sglang 0.5.14: python/sglang/srt/arg_groups/speculative_hook.py:69-75",
         "catalogue: shared/design/sglang-spec-checks.md P36",
     ),
+    log_signatures=(
+        # The V2 worker's draft extend with topk > 1 hands the EAGLE3 head mismatched embeddings and
+        # hidden states, joined on the last dimension: llama_eagle3.py torch.cat(..., dim=-1)
+        # (0.5.5.post2: line 88); a common message, ranked after specific ones.
+        r"Sizes of tensors must match except in dimension 1\b",
+    ),
 )

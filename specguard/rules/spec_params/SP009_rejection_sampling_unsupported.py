@@ -15,6 +15,7 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.rules.spec_params._shared import float_flag
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 REJECTION = "--speculative-use-rejection-sampling"
 BLOCK = "--speculative-use-block-verification"
@@ -25,11 +26,11 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None:
         return
     # Block verification turns rejection sampling on for EAGLE/EAGLE3 (speculative_hook.py:185-193).
-    implied = ctx.spec.has(BLOCK) and ctx.algorithm in ("EAGLE", "EAGLE3")
+    implied = ctx.spec.has(BLOCK) and ctx.algorithm in EAGLE_HEAD_ALGORITHMS
     if not (ctx.spec.has(REJECTION) or implied):
         return
     why = ctx.flag(REJECTION) if ctx.spec.has(REJECTION) else f"{ctx.flag(BLOCK)} (which turns on rejection sampling)"
-    if ctx.algorithm not in ("EAGLE", "EAGLE3"):
+    if ctx.algorithm not in EAGLE_HEAD_ALGORITHMS:
         yield RULE.finding(
             f"{why} is only implemented for EAGLE, EAGLE3 and NEXTN: SGLang raises NotImplementedError for "
             f"{ctx.algorithm} at argument time",

@@ -14,9 +14,10 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.spec_params._shared import device
+from specguard.sglang_facts.algorithms import BLOCK_VERIFICATION_ALGORITHMS
 
 BLOCK = "--speculative-use-block-verification"
-SUPPORTED = ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")
+SUPPORTED = BLOCK_VERIFICATION_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

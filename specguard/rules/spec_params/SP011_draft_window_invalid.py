@@ -14,12 +14,13 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.spec_params._shared import int_flag
+from specguard.sglang_facts.algorithms import DRAFT_WINDOW_ALGORITHMS
 from specguard.sglang_facts.changes import DRAFT_SINK_FLAG
 
 WINDOW = "--speculative-draft-window-size"
 SINK = "--speculative-draft-sink-size"
 # 0.5.23 honours the window for EAGLE (MTP/NEXTN draft decode), EAGLE3 and DFLASH.
-WINDOW_ALGORITHMS = ("EAGLE", "EAGLE3", "DFLASH")
+WINDOW_ALGORITHMS = DRAFT_WINDOW_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
