@@ -6,10 +6,10 @@ take today. Install: ``specguard completion bash > ~/.local/share/bash-completio
 from __future__ import annotations
 
 import argparse
-import importlib
 from enum import StrEnum
+from typing import Annotated
 
-from specguard.cli.parsing import Invocation, Parser, choice
+from specguard.cli.parsing import Invocation, Positional, choice
 from specguard.records import Record
 
 
@@ -32,23 +32,25 @@ class Completions(Record, kw_only=False):
     words: tuple[Word, ...]
 
 
-def add_arguments(parser: Parser, name: str) -> None:
-    parser.add_argument("shell", metavar="[bash|zsh|fish]", type=choice(Shell), help="The shell to write the script for.")
+class CompletionOptions(Record):
+    shell: Annotated[Shell, Positional("[bash|zsh|fish]", "The shell to write the script for.", convert=choice(Shell))]
 
 
-def run(invocation: Invocation) -> int:
+OPTIONS = {"completion": CompletionOptions}
+
+
+def run(invocation: Invocation[CompletionOptions]) -> int:
     print(SCRIPTS[invocation.options.shell](registry_completions()), end="")
     return 0
 
 
 def registry_completions() -> tuple[Completions, ...]:
     """Each command's own parser, built as ``specguard COMMAND`` builds it, read for its words."""
-    from specguard.cli.main import COMMANDS
+    from specguard.cli.main import COMMANDS, command_parser
 
     completions = []
     for name, command in COMMANDS.items():
-        parser = Parser(prog=f"specguard {name}")
-        importlib.import_module(f"specguard.cli.{command.module}").add_arguments(parser, name)
+        _, parser, _ = command_parser(name, command)
         completions.append(Completions(name, command.summary, _words(parser)))
     return tuple(completions)
 
