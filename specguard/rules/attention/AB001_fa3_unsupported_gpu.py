@@ -11,6 +11,7 @@ from specguard.rules.attention.backends import (
     proposed_backend,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
 
 # The flags through which fa3 reaches a backend constructor.
 _BACKEND_FLAGS = (
@@ -79,17 +80,11 @@ RULE = Rule(
         fix_safety="Unsafe: another attention kernel runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--attention-backend", "fa3"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--attention-backend", "fa3"),
         gpu="B200",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--attention-backend", "fa3"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--attention-backend", "fa3"),
         gpu="H100",
     ),
     sources=(

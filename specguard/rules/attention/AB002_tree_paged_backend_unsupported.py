@@ -14,6 +14,7 @@ from specguard.rules.attention.backends import (
     proposed_backend,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.changes import DEFAULT_BACKEND_PICKED_BEFORE_SPEC
 
@@ -78,16 +79,12 @@ RULE = Rule(
         fix_safety="Unsafe: another attention kernel runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
               "--speculative-num-draft-tokens", "32", "--page-size", "16", "--attention-backend", "torch_native"),
         gpu="H100",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
               "--speculative-num-draft-tokens", "32", "--page-size", "16", "--attention-backend", "fa3"),
         gpu="H100",
     ),

@@ -18,6 +18,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE, LLAMA31_8B_EAGLE_CHAIN
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 _TARGET_FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
@@ -63,17 +64,12 @@ RULE = Rule(
         fix_safety="Unsafe: another attention kernel runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
               "--speculative-num-draft-tokens", "8", "--attention-backend", "trtllm_mha"),
         gpu="B200",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--attention-backend", "trtllm_mha"),
+        argv=(*LLAMA31_8B_EAGLE_CHAIN, "--attention-backend", "trtllm_mha"),
         gpu="B200",
     ),
     sources=(

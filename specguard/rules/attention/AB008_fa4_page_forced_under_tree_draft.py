@@ -19,6 +19,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 _FLAGS = ("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend")
@@ -68,15 +69,13 @@ RULE = Rule(
         fix_safety="Unsafe: another attention kernel runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B", "--attention-backend", "fa4"),
+        argv=(*LLAMA31_8B_EAGLE, "--attention-backend", "fa4"),
         target={"architectures": ["LlamaForCausalLM"]},
         gpu="B200",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B", "--attention-backend", "fa4",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
+        argv=(*LLAMA31_8B_EAGLE, "--attention-backend", "fa4", "--speculative-num-steps", "3",
+              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
         target={"architectures": ["LlamaForCausalLM"]},
         gpu="B200",
     ),

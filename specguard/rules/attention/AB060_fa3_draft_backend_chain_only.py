@@ -17,6 +17,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE, LLAMA31_8B_EAGLE_CHAIN
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
@@ -67,18 +68,13 @@ RULE = Rule(
         fix_safety="Unsafe: a chain drafts fewer candidates than the tree asked for.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-num-steps", "3", "--speculative-eagle-topk", "2",
               "--speculative-num-draft-tokens", "8", "--attention-backend", "fa3"),
         gpu="H100",
         sglang_version="0.4.5.post1",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--attention-backend", "fa3"),
+        argv=(*LLAMA31_8B_EAGLE_CHAIN, "--attention-backend", "fa3"),
         gpu="H100",
         sglang_version="0.4.5.post1",
     ),

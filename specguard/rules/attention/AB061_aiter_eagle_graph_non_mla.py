@@ -18,6 +18,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 PERSIST = "SGLANG_AITER_MLA_PERSIST"  # default True (aiter_backend.py:55 in 0.5.9)
@@ -82,19 +83,13 @@ RULE = Rule(
         fix_safety="Unsafe: another attention kernel runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--attention-backend", "aiter"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--attention-backend", "aiter"),
         target={"architectures": ("LlamaForCausalLM",), "num_attention_heads": 32},
         gpu="MI300X",
         sglang_version="0.5.9",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--attention-backend", "aiter"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--attention-backend", "aiter"),
         target={"architectures": ("LlamaForCausalLM",), "num_attention_heads": 32},
         gpu="MI300X",
         sglang_version="0.5.10",

@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
 
 
@@ -56,14 +57,12 @@ RULE = Rule(
         fix_safety="Safe: the target keeps the dtype `auto` gives it; only the draft is cast.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         target={"dtype": "bfloat16", "dtype_key": "torch_dtype"},
         draft={"dtype": "float16", "dtype_key": "torch_dtype"},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", "--dtype", "bfloat16"),
+        argv=(*LLAMA31_8B_EAGLE3, "--dtype", "bfloat16"),
         target={"dtype": "bfloat16", "dtype_key": "torch_dtype"},
         draft={"dtype": "float16", "dtype_key": "torch_dtype"},
     ),

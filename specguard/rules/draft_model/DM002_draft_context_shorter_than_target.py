@@ -13,6 +13,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
 from specguard.sglang_facts.changes import DRAFT_CONTEXT_GUARD
 
@@ -97,15 +98,12 @@ RULE = Rule(
         fix_safety="Unsafe: it shortens the context the server accepts.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         target={"max_position_embeddings": 131072},
         draft={"max_position_embeddings": 2048},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--context-length", "2048"),
+        argv=(*LLAMA31_8B_EAGLE3, "--context-length", "2048"),
         target={"max_position_embeddings": 131072},
         draft={"max_position_embeddings": 2048},
     ),

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
@@ -85,13 +86,13 @@ RULE = Rule(
         fix_safety="No fix: the draft checkpoint is the user's choice.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "STANDALONE",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "STANDALONE",
               "--speculative-draft-model-path", "Qwen/Qwen2.5-0.5B-Instruct"),
         target={"vocab_size": 128256, "model_type": "llama"},
         draft={"vocab_size": 151936, "model_type": "qwen2"},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "STANDALONE",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "STANDALONE",
               "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
         target={"vocab_size": 128256, "model_type": "llama"},
         draft={"vocab_size": 128256, "model_type": "llama"},

@@ -10,6 +10,7 @@ from specguard.rules.draft_model._common import (
     MTP_AUTOFILL_ARCHITECTURES,
     is_mtp_capable,
 )
+from specguard.rules.examples import LLAMA31_8B, LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import SEPARATE_DRAFT_ALGORITHMS
 
 
@@ -75,12 +76,11 @@ RULE = Rule(
         fix_safety="Unsafe: it changes the algorithm.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE3"),
         target={"architectures": ("LlamaForCausalLM",)},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         target={"architectures": ("LlamaForCausalLM",)},
     ),
     sources=(

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -50,9 +51,7 @@ RULE = Rule(
         fix_safety="Safe: SGLang ignores the flag with EAGLE3, so removing it changes nothing that runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-token-map", "thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt"),
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-token-map", "thunlp/LLaMA3-Instruct-8B-FR-Spec/freq_32768.pt"),
     ),
     good=Example(
         argv=("--model-path", "meta-llama/Meta-Llama-3-8B-Instruct", "--speculative-algorithm", "EAGLE",

@@ -22,6 +22,7 @@ from specguard.rules.draft_model._common import (
     UNREGISTERED_EAGLE3_NAMES,
     is_mtp_module,
 )
+from specguard.rules.examples import LLAMA31_8B, LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
 
 
@@ -243,13 +244,12 @@ RULE = Rule(
         fix_safety="Unsafe: it changes the algorithm.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
         draft={"architectures": ("LlamaForCausalLMEagle3",)},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         draft={"architectures": ("LlamaForCausalLMEagle3",)},
     ),
     sources=(

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.rules.draft_model._common import derived_context_length
+from specguard.rules.examples import LLAMA31_8B
 
 OVERWRITE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
@@ -68,11 +69,11 @@ RULE = Rule(
         fix_safety="Unsafe: it shortens the context the server accepts.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--context-length", "262144"),
+        argv=(*LLAMA31_8B, "--context-length", "262144"),
         target={"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--context-length", "131072"),
+        argv=(*LLAMA31_8B, "--context-length", "131072"),
         target={"max_position_embeddings": 131072, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}},
     ),
     sources=(

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -51,14 +52,14 @@ RULE = Rule(
         fix_safety="No fix: the release and the draft are the user's choice.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "STANDALONE",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "STANDALONE",
               "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
         target={"hidden_size": 4096},
         draft={"hidden_size": 2048},
         sglang_version="0.5.9",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "STANDALONE",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "STANDALONE",
               "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
         target={"hidden_size": 4096},
         draft={"hidden_size": 2048},

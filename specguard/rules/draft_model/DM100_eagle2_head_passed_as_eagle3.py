@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.draft_model._common import EAGLE2_FC_FACTOR, eagle3_fc_layout
+from specguard.rules.examples import LLAMA2_7B_EAGLE
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -60,8 +61,7 @@ RULE = Rule(
                "weights": {"source": "example", "tensor_count": 10, "fc_shape": (4096, 8192)}},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-2-7b-chat-hf", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-llama2-chat-7B"),
+        argv=LLAMA2_7B_EAGLE,
         target={"hidden_size": 4096},
         draft={"architectures": ("LlamaForCausalLMEagle",), "hidden_size": 4096,
                "weights": {"source": "example", "tensor_count": 10, "fc_shape": (4096, 8192)}},

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -53,14 +54,12 @@ RULE = Rule(
         fix_safety="No fix.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "./my-eagle3-head"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "./my-eagle3-head"),
         draft={"draft_vocab_size": 32000, "tie_word_embeddings": False,
                "weights": {"source": "example", "tensor_count": 12, "d2t_shape": (32000,)}},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "./my-eagle3-head"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "./my-eagle3-head"),
         draft={"draft_vocab_size": 32000, "tie_word_embeddings": False,
                "weights": {"source": "example", "tensor_count": 13, "d2t_shape": (32000,), "lm_head_shape": (32000, 4096)}},
     ),

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 HICACHE = "--enable-hierarchical-cache"
@@ -41,13 +42,11 @@ RULE = Rule(
         fix_safety="No automatic fix: dropping HiCache changes cache capacity and TTFT.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", HICACHE),
+        argv=(*LLAMA31_8B_EAGLE3, HICACHE),
         sglang_version="0.5.9",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", HICACHE),
+        argv=(*LLAMA31_8B_EAGLE3, HICACHE),
         sglang_version="0.5.11",
     ),
     sources=(

@@ -20,6 +20,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import QWEN25_7B_NGRAM
 
 GRAMMAR_BACKEND = "--grammar-backend"
 
@@ -58,11 +59,11 @@ RULE = Rule(
         fix_safety="Unsafe: `--grammar-backend none` turns structured output off.",
     ),
     bad=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM"),
+        argv=QWEN25_7B_NGRAM,
         sglang_version="0.5.8",
     ),
     good=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM"),
+        argv=QWEN25_7B_NGRAM,
         sglang_version="0.5.9",
     ),
     sources=(

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
 MODE = "--disaggregation-mode"
 
@@ -41,13 +42,11 @@ RULE = Rule(
         fix_safety="No automatic fix: the alternatives change the release or the algorithm.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", MODE, "prefill"),
+        argv=(*LLAMA31_8B_EAGLE3, MODE, "prefill"),
         sglang_version="0.5.2",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", MODE, "prefill"),
+        argv=(*LLAMA31_8B_EAGLE3, MODE, "prefill"),
         sglang_version="0.5.3",
     ),
     sources=(

@@ -13,6 +13,7 @@ from specguard.models import (
     Severity,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 GRAMMAR_BACKEND = "--grammar-backend"
@@ -61,13 +62,11 @@ RULE = Rule(
         fix_safety="Unsafe: `--grammar-backend none` turns structured output off.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         sglang_version="0.5.11",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         sglang_version="0.5.12",
     ),
     sources=(

@@ -13,6 +13,7 @@ from specguard.models import (
     Severity,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.examples import LLAMA2_7B_EAGLE
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 GRAMMAR_BACKEND = "--grammar-backend"
@@ -55,13 +56,11 @@ RULE = Rule(
         fix_safety="Unsafe: `--grammar-backend none` turns structured output off.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-2-7b-chat-hf", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-llama2-chat-7B"),
+        argv=LLAMA2_7B_EAGLE,
         sglang_version="0.4.5",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-2-7b-chat-hf", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-llama2-chat-7B"),
+        argv=LLAMA2_7B_EAGLE,
         sglang_version="0.4.6.post5",
     ),
     sources=(

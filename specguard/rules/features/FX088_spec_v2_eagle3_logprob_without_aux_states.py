@@ -13,6 +13,7 @@ from specguard.models import (
     Severity,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
 
 NO_OVERLAP = "--disable-overlap-schedule"
 
@@ -57,16 +58,12 @@ RULE = Rule(
         fix_safety="Unsafe: turning the overlap scheduler off changes the worker and its throughput.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
+        argv=LLAMA31_8B_EAGLE3_CHAIN,
         env={"SGLANG_ENABLE_SPEC_V2": "1"},
         sglang_version="0.5.9",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
+        argv=LLAMA31_8B_EAGLE3_CHAIN,
         env={"SGLANG_ENABLE_SPEC_V2": "1"},
         sglang_version="0.5.11",
     ),

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
 HICACHE = "--enable-hierarchical-cache"
 BACKEND = "--hicache-storage-backend"
@@ -68,16 +69,12 @@ RULE = Rule(
         fix_safety="No automatic fix: leaving standalone mode needs a Mooncake master address the launch does not have.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", HICACHE,
-              BACKEND, "mooncake", EXTRA_CONFIG,
+        argv=(*LLAMA31_8B_EAGLE3, HICACHE, BACKEND, "mooncake", EXTRA_CONFIG,
               '{"standalone_storage": true, "client_server_address": "127.0.0.1:50052"}'),
         sglang_version="0.5.13",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B", HICACHE,
-              BACKEND, "mooncake", EXTRA_CONFIG,
+        argv=(*LLAMA31_8B_EAGLE3, HICACHE, BACKEND, "mooncake", EXTRA_CONFIG,
               '{"standalone_storage": true, "client_server_address": "127.0.0.1:50052"}'),
         sglang_version="0.5.15",
     ),

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, RequestFeature, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA2_7B_EAGLE
 
 RETURN_HIDDEN = "--enable-return-hidden-states"
 
@@ -45,13 +46,11 @@ RULE = Rule(
         fix_safety="No automatic fix: the choice is between the speed-up and the hidden states.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-2-7b-chat-hf", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-llama2-chat-7B", RETURN_HIDDEN),
+        argv=(*LLAMA2_7B_EAGLE, RETURN_HIDDEN),
         sglang_version="0.5.12",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-2-7b-chat-hf", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-llama2-chat-7B", RETURN_HIDDEN),
+        argv=(*LLAMA2_7B_EAGLE, RETURN_HIDDEN),
         sglang_version="0.5.14",
     ),
     sources=(

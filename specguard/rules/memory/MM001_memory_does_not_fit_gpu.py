@@ -8,6 +8,7 @@ from specguard.memory.advice import plan
 from specguard.memory.estimate import GIB, estimate_for
 from specguard.models import Applicability, Category, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
 
 def _gib(value: int) -> str:
@@ -84,9 +85,7 @@ RULE = Rule(
         fix_safety="Unsafe: every step changes what runs (KV capacity, graph coverage, tree, concurrency).",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--mem-fraction-static", "0.5", "--context-length", "2048"),
+        argv=(*LLAMA31_8B_EAGLE3, "--mem-fraction-static", "0.5", "--context-length", "2048"),
         target={"architectures": ("LlamaForCausalLM",), "model_type": "llama", "dtype": "bfloat16", "hidden_size": 4096,
                 "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
                 "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072},
@@ -97,9 +96,7 @@ RULE = Rule(
         gpu="L4",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--mem-fraction-static", "0.5", "--context-length", "2048"),
+        argv=(*LLAMA31_8B_EAGLE3, "--mem-fraction-static", "0.5", "--context-length", "2048"),
         target={"architectures": ("LlamaForCausalLM",), "model_type": "llama", "dtype": "bfloat16", "hidden_size": 4096,
                 "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
                 "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072},

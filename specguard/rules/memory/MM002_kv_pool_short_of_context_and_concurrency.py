@@ -8,6 +8,7 @@ from specguard.memory.advice import plan
 from specguard.memory.estimate import GIB, estimate_for
 from specguard.models import Applicability, Category, Edit, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
 _LLAMA31 = {"architectures": ("LlamaForCausalLM",), "model_type": "llama", "dtype": "bfloat16", "hidden_size": 4096,
             "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -77,15 +78,13 @@ RULE = Rule(
         fix_safety="Unsafe: it changes the memory split or the concurrency.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--mem-fraction-static", "0.78", "--context-length", "2048", "--max-running-requests", "48"),
+        argv=(*LLAMA31_8B_EAGLE3, "--mem-fraction-static", "0.78", "--context-length", "2048",
+              "--max-running-requests", "48"),
         target=_LLAMA31, draft=_EAGLE3, gpu="L4",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--mem-fraction-static", "0.7", "--context-length", "2048", "--max-running-requests", "48"),
+        argv=(*LLAMA31_8B_EAGLE3, "--mem-fraction-static", "0.7", "--context-length", "2048",
+              "--max-running-requests", "48"),
         target=_LLAMA31, draft=_EAGLE3, gpu="H100",
     ),
     sources=(

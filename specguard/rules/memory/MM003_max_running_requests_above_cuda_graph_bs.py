@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA2_7B_EAGLE
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -68,17 +69,14 @@ RULE = Rule(
         fix_safety="Unsafe: it lowers the concurrency.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-2-7b-chat-hf", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-llama2-chat-7B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "16",
-              "--mem-fraction-static", "0.7", "--cuda-graph-max-bs", "8"),
+        argv=(*LLAMA2_7B_EAGLE, "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+              "--speculative-num-draft-tokens", "16", "--mem-fraction-static", "0.7", "--cuda-graph-max-bs", "8"),
         sglang_version="0.5.13",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-2-7b-chat-hf", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-llama2-chat-7B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "16",
-              "--mem-fraction-static", "0.7", "--cuda-graph-max-bs", "8", "--max-running-requests", "8"),
+        argv=(*LLAMA2_7B_EAGLE, "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+              "--speculative-num-draft-tokens", "16", "--mem-fraction-static", "0.7", "--cuda-graph-max-bs", "8",
+              "--max-running-requests", "8"),
         sglang_version="0.5.13",
     ),
     sources=(

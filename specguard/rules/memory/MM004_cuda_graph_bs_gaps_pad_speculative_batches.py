@@ -19,6 +19,7 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
 # A batch padded by more than this fraction of itself counts as a gap. The seed's slime
 # workaround ($(seq 1 32) $(seq 40 8 64) $(seq 80 16 160)) pads at most 23% (65 -> 80), SGLang's
@@ -104,14 +105,11 @@ RULE = Rule(
         fix_safety="Unsafe: more graphs are captured (more capture time, a little more graph memory).",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--cuda-graph-bs-decode", "1", "2", "4", "8", "16", "32", "--max-running-requests", "32"),
+        argv=(*LLAMA31_8B_EAGLE3, "--cuda-graph-bs-decode", "1", "2", "4", "8", "16", "32",
+              "--max-running-requests", "32"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--cuda-graph-bs-decode", *map(str, range(1, 33)), "--max-running-requests", "32"),
+        argv=(*LLAMA31_8B_EAGLE3, "--cuda-graph-bs-decode", *map(str, range(1, 33)), "--max-running-requests", "32"),
     ),
     sources=(
         "seed: slime-speculative-decoding.en.md (Known issues: CUDA graph padding in the draft stage; --sglang-cuda-graph-bs workaround)",

@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B
 from specguard.rules.spec_params._shared import (
     attn_dp_enabled,
     attn_dp_flags,
@@ -101,12 +102,12 @@ RULE = Rule(
         fix_safety="Unsafe: it changes the parallel layout.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--tp-size", "2", "--attn-dp-size", "2",
-              "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
+        argv=(*LLAMA31_8B, "--tp-size", "2", "--attn-dp-size", "2", "--speculative-algorithm", "STANDALONE",
+              "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--tp-size", "2",
-              "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
+        argv=(*LLAMA31_8B, "--tp-size", "2", "--speculative-algorithm", "STANDALONE",
+              "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
     ),
     sources=(
         "seed: sglang-speculative-decoding.md (Standalone: does not support --enable-dp-attention; Ngram notes)",

@@ -21,6 +21,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B
 from specguard.rules.spec_params._shared import attn_dp_enabled
 from specguard.sglang_facts.changes import PP_SPEC_EXCEPTIONS
 
@@ -99,11 +100,11 @@ RULE = Rule(
         fix_safety="Unsafe: it changes the parallel layout.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--pp-size", "2", "--speculative-algorithm", "EAGLE",
+        argv=(*LLAMA31_8B, "--pp-size", "2", "--speculative-algorithm", "EAGLE",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--pp-size", "2", "--speculative-algorithm", "EAGLE",
+        argv=(*LLAMA31_8B, "--pp-size", "2", "--speculative-algorithm", "EAGLE",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
         env={PP_SPEC_ENV: "1"},
     ),

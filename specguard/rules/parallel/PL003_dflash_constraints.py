@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.examples import LLAMA31_8B
 from specguard.rules.parallel.PL002_pipeline_parallel_speculative import pp_off
 
 
@@ -89,12 +90,12 @@ RULE = Rule(
         fix_safety="Setting steps/topk to 1 is safe (SGLang does it); the others change what runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "DFLASH",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "DFLASH",
               "--speculative-draft-model-path", "z-lab/LLaMA3.1-8B-Instruct-DFlash-UltraChat",
               "--speculative-num-draft-tokens", "8", "--speculative-dflash-block-size", "16"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "DFLASH",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "DFLASH",
               "--speculative-draft-model-path", "z-lab/LLaMA3.1-8B-Instruct-DFlash-UltraChat",
               "--speculative-dflash-block-size", "16"),
     ),

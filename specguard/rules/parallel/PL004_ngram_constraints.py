@@ -8,6 +8,7 @@ from packaging.version import Version
 
 from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.examples import QWEN25_7B_NGRAM
 from specguard.rules.spec_params._shared import device
 from specguard.sglang_facts.changes import (
     NGRAM_KEEPS_OVERLAP,
@@ -81,11 +82,11 @@ RULE = Rule(
         fix_safety="Adding --disable-overlap-schedule where SGLang sets it anyway is safe.",
     ),
     bad=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM", "--device", "cpu"),
+        argv=(*QWEN25_7B_NGRAM, "--device", "cpu"),
         sglang_version="0.5.15",
     ),
     good=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM", "--device", "cpu"),
+        argv=(*QWEN25_7B_NGRAM, "--device", "cpu"),
         sglang_version="0.5.16",
     ),
     sources=(

@@ -15,6 +15,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B
 from specguard.sglang_facts.algorithms import LORA_ALGORITHMS
 from specguard.sglang_facts.changes import LORA_WITH_EAGLE_DFLASH, LORA_WITH_NGRAM
 
@@ -78,12 +79,11 @@ RULE = Rule(
         fix_safety="Dropping adaptive is unsafe: it changes how drafting is tuned.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-lora", "--lora-paths", "a=/lora/a",
-              "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
+        argv=(*LLAMA31_8B, "--enable-lora", "--lora-paths", "a=/lora/a", "--speculative-algorithm", "STANDALONE",
+              "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-lora", "--lora-paths", "a=/lora/a",
-              "--speculative-algorithm", "NGRAM"),
+        argv=(*LLAMA31_8B, "--enable-lora", "--lora-paths", "a=/lora/a", "--speculative-algorithm", "NGRAM"),
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/lora_hook.py:238-300",

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.examples import LLAMA31_8B
 from specguard.sglang_facts.algorithms import WATERMARK_ALGORITHMS
 
 WATERMARK = "--enable-watermark"
@@ -42,11 +43,11 @@ RULE = Rule(
         fix_safety="Unsafe: outputs are no longer watermarked.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", WATERMARK, "--speculative-algorithm", "STANDALONE",
+        argv=(*LLAMA31_8B, WATERMARK, "--speculative-algorithm", "STANDALONE",
               "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", WATERMARK, "--speculative-algorithm", "NGRAM"),
+        argv=(*LLAMA31_8B, WATERMARK, "--speculative-algorithm", "NGRAM"),
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/validation_hook.py:80-106",

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B
 from specguard.sglang_facts.algorithms import (
     EAGLE_HEAD_ALGORITHMS,
     MIXED_CHUNK_OFF_ALGORITHMS,
@@ -62,12 +63,12 @@ RULE = Rule(
         fix_safety="Safe: SGLang turns it off anyway.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-mixed-chunk", "--speculative-algorithm",
-              "STANDALONE", "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
+        argv=(*LLAMA31_8B, "--enable-mixed-chunk", "--speculative-algorithm", "STANDALONE",
+              "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--enable-mixed-chunk", "--speculative-algorithm",
-              "EAGLE3", "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=(*LLAMA31_8B, "--enable-mixed-chunk", "--speculative-algorithm", "EAGLE3",
+              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
     ),
     sources=(
         "seed: sglang-speculative-decoding.md (Ngram: disables mixed chunked prefill)",

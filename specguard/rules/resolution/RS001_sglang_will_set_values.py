@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B_EAGLE
 from specguard.sglang_facts.changes import CUDA_GRAPH_DECODE_FLAGS
 
 _FIELD_FLAGS = {
@@ -68,15 +69,12 @@ RULE = Rule(
         fix_safety="No fix: this finding is informational.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE,
         target={"architectures": ("LlamaForCausalLM",)},
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "5", "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8",
-              "--max-running-requests", "48"),
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-num-steps", "5", "--speculative-eagle-topk", "4",
+              "--speculative-num-draft-tokens", "8", "--max-running-requests", "48"),
         target={"architectures": ("LlamaForCausalLM",)},
         sglang_version="0.5.23",
     ),

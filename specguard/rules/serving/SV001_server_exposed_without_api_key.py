@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B
 
 _LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost"})
 
@@ -52,10 +53,9 @@ RULE = Rule(
         "put an authenticating proxy in front.",
         fix_safety="No fix: only the user can choose a key.",
     ),
-    bad=Example(argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM", "--host", "0.0.0.0")),
+    bad=Example(argv=(*LLAMA31_8B, "--speculative-algorithm", "NGRAM", "--host", "0.0.0.0")),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM", "--host", "0.0.0.0",
-              "--api-key", "sk-example")
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "NGRAM", "--host", "0.0.0.0", "--api-key", "sk-example")
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/fields/serving.py:65 (host defaults to 127.0.0.1)",

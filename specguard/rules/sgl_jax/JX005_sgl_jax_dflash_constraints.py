@@ -6,9 +6,8 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Rule, RuleDocs, set_flags
+from specguard.rules.examples import QWEN3_8B_DFLASH
 from specguard.rules.sgl_jax._jax import jax_example, raw_algorithm
-
-_QWEN3_DFLASH = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -48,10 +47,8 @@ RULE = Rule(
         fix="Set steps and topk to 1 (the only values DFLASH runs); add the DFlash draft path.",
         fix_safety="Safe: 1 is the only value either runtime runs DFLASH with.",
     ),
-    bad=jax_example("--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16", "--speculative-num-steps", "3",
-                    "--speculative-eagle-topk", "1", base=_QWEN3_DFLASH),
-    good=jax_example("--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16", "--speculative-num-steps", "1",
-                     "--speculative-eagle-topk", "1", base=_QWEN3_DFLASH),
+    bad=jax_example("--speculative-num-steps", "3", "--speculative-eagle-topk", "1", base=QWEN3_8B_DFLASH),
+    good=jax_example("--speculative-num-steps", "1", "--speculative-eagle-topk", "1", base=QWEN3_8B_DFLASH),
     sources=(
         "sglang-jax HEAD cddbf6f1: python/sgl_jax/srt/server_args.py (DFLASH checks); dflash_util.parse_dflash_draft_config",
         "design: shared/design/dialects.md §2",

@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Rule, RuleDocs, fix_of
+from specguard.rules.examples import QWEN3_8B_DFLASH
 from specguard.rules.sgl_jax._jax import jax_example, raw_algorithm
 
 # sglang-jax cddbf6f1 server_args.py:369-370: an unset --grammar-backend becomes llguidance in __post_init__.
 DEFAULT_GRAMMAR_BACKEND = "llguidance"
 GRAMMAR_OFF = ("none",)
-_QWEN3_DFLASH = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH",
-                 "--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16", "--speculative-num-steps", "1",
-                 "--speculative-eagle-topk", "1", "--disable-overlap-schedule")
+_QWEN3_DFLASH = (*QWEN3_8B_DFLASH, "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+                 "--disable-overlap-schedule")
 
 
 def grammar_backend(ctx: CheckContext) -> str | None:

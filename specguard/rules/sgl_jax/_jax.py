@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from specguard.models import Dialect
 from specguard.rules.base import CheckContext, Example
+from specguard.rules.examples import QWEN3_32B_TP4_EAGLE3
 from specguard.sglang_facts.sgl_jax import DFLASH, SPECULATIVE_DECODING
 
 if TYPE_CHECKING:
@@ -23,11 +24,6 @@ TOPK_DRAFT_ALGORITHMS = tuple(a for a in ALGORITHMS if a != "DFLASH")
 DEFAULT_NUM_STEPS = 4
 DEFAULT_EAGLE_TOPK = 5
 DEFAULT_NUM_DRAFT_TOKENS = 4
-
-QWEN3_EAGLE3 = (
-    "--model-path", "Qwen/Qwen3-32B", "--tp-size", "4", "--speculative-algorithm", "EAGLE3",
-    "--speculative-draft-model-path", "AngelSlim/Qwen3-32B_eagle3",
-)
 
 
 def algorithms_in(built: date | None) -> tuple[str, ...]:
@@ -61,5 +57,5 @@ def backend(ctx: CheckContext) -> str:
     return ctx.spec.get("attention_backend") or DEFAULT_ATTENTION_BACKEND
 
 
-def jax_example(*extra: str, base: tuple[str, ...] = QWEN3_EAGLE3, build: str | None = None) -> Example:
+def jax_example(*extra: str, base: tuple[str, ...] = QWEN3_32B_TP4_EAGLE3, build: str | None = None) -> Example:
     return Example(argv=(*base, *extra), dialect=Dialect.SGL_JAX, gpu="TPU-v6e", sgl_jax_version=build)

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE, LLAMA31_8B_EAGLE_CHAIN
 from specguard.rules.spec_params._shared import tree_capacity
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
@@ -121,15 +122,10 @@ RULE = Rule(
         fix_safety="Unsafe: the values specguard picks change the draft tree SGLang runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3"),
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-num-steps", "3"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4"),
+        argv=LLAMA31_8B_EAGLE_CHAIN,
     ),
     sources=(
         "seed: sglang-speculative-decoding.md (Full Parameter Reference, Core parameters)",

@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B
 from specguard.rules.spec_params.SP001_spec_params_partially_set import (
     adaptive_fills_in,
 )
@@ -58,16 +59,14 @@ RULE = Rule(
         fix_safety="Safe: it is the value SGLang runs anyway.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NEXTN",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "NEXTN",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "16"),
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "16"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NEXTN",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "NEXTN",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4"),
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
     ),
     sources=(
         "seed: sglang-speculative-decoding.md (Full Parameter Reference)",

@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.rules.spec_params._shared import tree_capacity
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
@@ -63,15 +64,11 @@ RULE = Rule(
         fix_safety="Unsafe: it changes how many tokens are verified per step.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
               "--speculative-num-draft-tokens", "64"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-num-steps", "2", "--speculative-eagle-topk", "4",
               "--speculative-num-draft-tokens", "21"),
     ),
     sources=(

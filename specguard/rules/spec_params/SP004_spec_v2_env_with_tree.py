@@ -17,6 +17,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE, LLAMA31_8B_EAGLE_CHAIN
 from specguard.sglang_facts.changes import (
     SPEC_V2_ALWAYS,
     SPEC_V2_DEFAULT_ON,
@@ -154,18 +155,13 @@ RULE = Rule(
         fix_safety="Unsafe where topk changes (a chain instead of a tree); dropping an ignored variable is safe.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-num-steps", "3", "--speculative-eagle-topk", "4",
               "--speculative-num-draft-tokens", "8"),
         env={ENV: "1"},
         sglang_version="0.5.8",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4"),
+        argv=LLAMA31_8B_EAGLE_CHAIN,
         env={ENV: "1"},
         sglang_version="0.5.8",
     ),

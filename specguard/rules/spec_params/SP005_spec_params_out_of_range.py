@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.examples import LLAMA31_8B_EAGLE
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 
@@ -69,15 +70,11 @@ RULE = Rule(
         fix_safety="Unsafe: it changes the draft tree.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "0", "--speculative-eagle-topk", "1",
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-num-steps", "0", "--speculative-eagle-topk", "1",
               "--speculative-num-draft-tokens", "1"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
               "--speculative-num-draft-tokens", "2"),
     ),
     sources=(

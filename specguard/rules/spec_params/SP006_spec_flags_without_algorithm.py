@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B
 
 ALGORITHM = "--speculative-algorithm"
 # Checked before the algorithm is known, so they fail even without one: SP010 and SP011 say so.
@@ -59,13 +60,13 @@ RULE = Rule(
         fix_safety="Safe: SGLang ignores the flags, so dropping them changes nothing that runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-num-steps", "3",
-              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+        argv=(*LLAMA31_8B, "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "4",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B"),
     ),
     sources=(

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import QWEN25_7B_NGRAM
 from specguard.sglang_facts.defaults import NGRAM_DEFAULT_MAX_BFS_BREADTH
 
 
@@ -57,12 +58,10 @@ RULE = Rule(
         fix_safety="Safe: dropping the topk leaves what SGLang runs unchanged.",
     ),
     bad=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-eagle-topk", "3"),
+        argv=(*QWEN25_7B_NGRAM, "--speculative-eagle-topk", "3"),
     ),
     good=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-ngram-max-bfs-breadth", "3"),
+        argv=(*QWEN25_7B_NGRAM, "--speculative-ngram-max-bfs-breadth", "3"),
     ),
     sources=(
         "seed: sglang-speculative-decoding.md (Ngram Speculative Decoding)",

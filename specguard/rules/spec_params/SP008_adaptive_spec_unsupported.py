@@ -16,6 +16,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE
 from specguard.sglang_facts.changes import (
     ADAPTIVE_CANDIDATE_CHECK,
     ADAPTIVE_CANDIDATE_FIVE,
@@ -97,14 +98,12 @@ RULE = Rule(
         fix_safety="Dropping a flag SGLang disables is safe; changing the steps is unsafe.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-adaptive", "--speculative-num-steps", "4", "--speculative-eagle-topk", "1"),
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-adaptive", "--speculative-num-steps", "4",
+              "--speculative-eagle-topk", "1"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE-LLaMA3-Instruct-8B",
-              "--speculative-adaptive", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1"),
+        argv=(*LLAMA31_8B_EAGLE, "--speculative-adaptive", "--speculative-num-steps", "3",
+              "--speculative-eagle-topk", "1"),
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:261-264, 1374-1427",

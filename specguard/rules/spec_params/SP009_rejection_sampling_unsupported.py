@@ -14,6 +14,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.rules.spec_params._shared import float_flag
 from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
@@ -83,15 +84,11 @@ RULE = Rule(
         fix_safety="Unsafe: each changes what runs.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-use-rejection-sampling", "--speculative-num-steps", "5",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-use-rejection-sampling", "--speculative-num-steps", "5",
               "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-use-rejection-sampling", "--speculative-num-steps", "5",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-use-rejection-sampling", "--speculative-num-steps", "5",
               "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "6"),
     ),
     sources=(

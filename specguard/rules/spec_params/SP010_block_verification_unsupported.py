@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import QWEN25_7B_NGRAM
 from specguard.rules.spec_params._shared import device
 from specguard.sglang_facts.algorithms import BLOCK_VERIFICATION_ALGORITHMS
 
@@ -60,11 +61,10 @@ RULE = Rule(
         fix_safety="Unsafe: it changes verification.",
     ),
     bad=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-use-block-verification"),
+        argv=(*QWEN25_7B_NGRAM, "--speculative-use-block-verification"),
     ),
     good=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM"),
+        argv=QWEN25_7B_NGRAM,
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:175-195",

@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.rules.spec_params._shared import int_flag
 from specguard.sglang_facts.algorithms import DRAFT_WINDOW_ALGORITHMS
 from specguard.sglang_facts.changes import DRAFT_SINK_FLAG
@@ -75,14 +76,10 @@ RULE = Rule(
         fix_safety="Dropping an ignored window is safe; the others change the draft cache and are unsafe.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-draft-window-size", "0"),
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-draft-window-size", "0"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-draft-window-size", "1024"),
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-draft-window-size", "1024"),
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:197-235",

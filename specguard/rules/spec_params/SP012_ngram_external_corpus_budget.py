@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import QWEN25_7B_NGRAM
 from specguard.rules.spec_params._shared import int_flag
 from specguard.sglang_facts.defaults import NGRAM_DEFAULT_DRAFT_TOKENS
 
@@ -64,12 +65,10 @@ RULE = Rule(
         fix_safety="Unsafe: it changes how many draft tokens come from the corpus.",
     ),
     bad=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-ngram-external-corpus-path", "/data/corpus.jsonl"),
+        argv=(*QWEN25_7B_NGRAM, "--speculative-ngram-external-corpus-path", "/data/corpus.jsonl"),
     ),
     good=Example(
-        argv=("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-ngram-external-corpus-path", "/data/corpus.jsonl",
+        argv=(*QWEN25_7B_NGRAM, "--speculative-ngram-external-corpus-path", "/data/corpus.jsonl",
               "--speculative-ngram-external-sam-budget", "4"),
     ),
     sources=(

@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B
 
 # Targets SGLang switches multi-layer EAGLE on for when the algorithm is EAGLE (sglang 0.5.23
 # arg_groups/model_overrides/mimo_v2.py:19-25, gigachat35.py:14-22, overrides.py:330-350 Step3.5/3.7).
@@ -72,15 +73,13 @@ RULE = Rule(
         fix_safety="Unsafe: it changes the draft shape.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--enable-multi-layer-eagle"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE", "--enable-multi-layer-eagle"),
         target={"architectures": ("LlamaForCausalLM",)},
         sglang_version="0.5.18",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE",
-              "--enable-multi-layer-eagle", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE", "--enable-multi-layer-eagle",
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
         target={"architectures": ("LlamaForCausalLM",)},
         sglang_version="0.5.18",
     ),

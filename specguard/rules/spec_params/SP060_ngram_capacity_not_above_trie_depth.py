@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B
 from specguard.rules.spec_params._shared import int_flag
 
 CAPACITY = "--speculative-ngram-capacity"
@@ -64,12 +65,12 @@ RULE = Rule(
         fix_safety="Unsafe: the trie's memory budget changes.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-ngram-capacity", "4", "--speculative-ngram-max-trie-depth", "4"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "NGRAM", "--speculative-ngram-capacity", "4",
+              "--speculative-ngram-max-trie-depth", "4"),
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-ngram-capacity", "8", "--speculative-ngram-max-trie-depth", "4"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "NGRAM", "--speculative-ngram-capacity", "8",
+              "--speculative-ngram-max-trie-depth", "4"),
     ),
     sources=(
         "https://github.com/sgl-project/sglang/issues/36495",

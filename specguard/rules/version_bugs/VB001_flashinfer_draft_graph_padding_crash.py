@@ -12,6 +12,7 @@ from specguard.rules.attention.backends import (
     runtime_backends,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # slime's workaround list: $(seq 1 32) $(seq 40 8 64) $(seq 80 16 160).
@@ -81,17 +82,13 @@ RULE = Rule(
         fix_safety="Unsafe: another attention kernel runs, or more CUDA graphs are captured (memory).",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
               "--speculative-num-draft-tokens", "32", "--attention-backend", "flashinfer"),
         gpu="H100",
         sglang_version="0.5.2",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
+        argv=(*LLAMA31_8B_EAGLE3, "--speculative-num-steps", "5", "--speculative-eagle-topk", "8",
               "--speculative-num-draft-tokens", "32", "--attention-backend", "fa3"),
         gpu="H100",
         sglang_version="0.5.2",

@@ -16,6 +16,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.defaults import DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
 
@@ -66,17 +67,11 @@ RULE = Rule(
         fix_safety="Unsafe: more CUDA graphs are captured (start-up time and graph memory).",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--disable-cuda-graph-padding"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--disable-cuda-graph-padding"),
         sglang_version="0.4.9.post2",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--disable-cuda-graph-padding"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--disable-cuda-graph-padding"),
         sglang_version="0.5.3",
     ),
     sources=(

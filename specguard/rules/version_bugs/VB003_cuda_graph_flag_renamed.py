@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
 from specguard.rules.version_bugs._renames import CUDA_GRAPH_RENAMES, knows
 
 
@@ -80,17 +81,11 @@ RULE = Rule(
         fix_safety="Safe: the same setting under the name this SGLang version knows.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--cuda-graph-max-bs", "8"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--cuda-graph-max-bs", "8"),
         sglang_version="0.5.23",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4", "--cuda-graph-max-bs-decode", "8"),
+        argv=(*LLAMA31_8B_EAGLE3_CHAIN, "--cuda-graph-max-bs-decode", "8"),
         sglang_version="0.5.23",
     ),
     sources=(

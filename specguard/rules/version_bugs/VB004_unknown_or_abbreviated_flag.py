@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from specguard.flags import FLAGS_BY_NAME
 from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.examples import LLAMA31_8B, LLAMA31_8B_EAGLE3_CHAIN
 from specguard.rules.version_bugs._renames import SPELLINGS_WITH_OWN_RULES as _RENAMED
 from specguard.spelling import closest
 
@@ -99,17 +100,13 @@ RULE = Rule(
         fix_safety="Safe: the same setting under its full name.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algo", "EAGLE3",
+        argv=(*LLAMA31_8B, "--speculative-algo", "EAGLE3",
               "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4"),
+              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
         sglang_version="0.5.23",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-              "--speculative-num-draft-tokens", "4"),
+        argv=LLAMA31_8B_EAGLE3_CHAIN,
         sglang_version="0.5.23",
     ),
     sources=(

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import QWEN3_8B_DFLASH
 from specguard.rules.version_bugs._renames import (
     DRAFT_WINDOW_RENAME,
     knows,
@@ -113,15 +114,11 @@ RULE = Rule(
         fix_safety="Safe when renaming; dropping the window on versions without it is unsafe.",
     ),
     bad=Example(
-        argv=("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH",
-              "--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16",
-              "--speculative-dflash-draft-window-size", "2048"),
+        argv=(*QWEN3_8B_DFLASH, "--speculative-dflash-draft-window-size", "2048"),
         sglang_version="0.5.23",
     ),
     good=Example(
-        argv=("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH",
-              "--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16",
-              "--speculative-draft-window-size", "2048"),
+        argv=(*QWEN3_8B_DFLASH, "--speculative-draft-window-size", "2048"),
         sglang_version="0.5.23",
     ),
     sources=(

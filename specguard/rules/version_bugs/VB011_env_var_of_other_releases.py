@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -54,14 +55,12 @@ RULE = Rule(
         fix_safety="Safe: the release ignores it.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         env={"SGLANG_ENABLE_SPEC_V2": "1"},
         sglang_version="0.5.23",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
-              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"),
+        argv=LLAMA31_8B_EAGLE3,
         env={"SGLANG_ENABLE_SPEC_V2": "1"},
         sglang_version="0.5.11",
     ),

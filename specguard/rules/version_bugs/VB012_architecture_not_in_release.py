@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from specguard.models import Category, Finding, ModelFacts, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.rules.examples import QWEN3_8B_DFLASH
 
 # Draft classes by their naming pattern in SGLang's registry (LlamaForCausalLMEagle3,
 # LlamaForCausalLMEagle, Eagle3DeepseekV2ForCausalLM, Qwen3NextForCausalLMMTP, MiMoMTP,
@@ -81,14 +82,12 @@ RULE = Rule(
         fix_safety="No automatic fix: the release or the checkpoint has to change.",
     ),
     bad=Example(
-        argv=("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH",
-              "--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16"),
+        argv=QWEN3_8B_DFLASH,
         draft={"architectures": ["DFlashDraftModel"]},
         sglang_version="0.5.10",
     ),
     good=Example(
-        argv=("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH",
-              "--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16"),
+        argv=QWEN3_8B_DFLASH,
         draft={"architectures": ["DFlashDraftModel"]},
         sglang_version="0.5.11",
     ),

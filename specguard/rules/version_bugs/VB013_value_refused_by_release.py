@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from specguard.environment import DATED_ORIGIN
 from specguard.models import Applicability, Category, Dialect, Edit, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.examples import LLAMA31_8B
 
 # Where a release came from when it only dates the launch: the flags, or a report's date
 # (--sglang-version ~X.Y.Z). The launch may have run a build from between two releases
@@ -66,11 +67,11 @@ RULE = Rule(
         fix_safety="Unsafe: the closest spelling of a choice may not be the one meant.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--attention-backend", "fa4"),
+        argv=(*LLAMA31_8B, "--attention-backend", "fa4"),
         sglang_version="0.5.2",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--attention-backend", "fa3"),
+        argv=(*LLAMA31_8B, "--attention-backend", "fa3"),
         sglang_version="0.5.2",
     ),
     sources=(

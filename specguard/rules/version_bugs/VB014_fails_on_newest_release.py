@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import LLAMA31_8B
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -65,13 +66,13 @@ RULE = Rule(
         fix_safety="No fix: the launch is right for the release it was dated to.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--attention-backend", "dual_chunk_flash_attn"),
+        argv=(*LLAMA31_8B, "--attention-backend", "dual_chunk_flash_attn"),
         sglang_version="0.5.19",
         sglang_version_origin="inferred from flags",
     ),
     # The same launch on a release the user named: it runs there, and VB010/VB013 judge it.
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--attention-backend", "dual_chunk_flash_attn"),
+        argv=(*LLAMA31_8B, "--attention-backend", "dual_chunk_flash_attn"),
         sglang_version="0.5.19",
     ),
     sources=(

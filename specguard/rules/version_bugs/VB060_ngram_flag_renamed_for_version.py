@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import LLAMA31_8B
 from specguard.rules.version_bugs._renames import (
     NGRAM_DEPTH_RENAME,
     NGRAM_WINDOW_FLAGS_REMOVED,
@@ -75,13 +76,13 @@ RULE = Rule(
         "0.5.10+ matches all suffixes, which is not the window the launch asked for.",
     ),
     bad=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-ngram-branch-length", "12", "--speculative-ngram-max-match-window-size", "12"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "NGRAM", "--speculative-ngram-branch-length", "12",
+              "--speculative-ngram-max-match-window-size", "12"),
         sglang_version="0.5.12",
     ),
     good=Example(
-        argv=("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "NGRAM",
-              "--speculative-ngram-branch-length", "12", "--speculative-ngram-max-match-window-size", "12"),
+        argv=(*LLAMA31_8B, "--speculative-algorithm", "NGRAM", "--speculative-ngram-branch-length", "12",
+              "--speculative-ngram-max-match-window-size", "12"),
         sglang_version="0.5.9",
     ),
     sources=(
