@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from specguard.engine import Outcome
-from specguard.frozen import Frozen
 from specguard.models import Finding
+from specguard.records import Record
 from specguard.rules.base import CheckContext
 from specguard.spec import LaunchSpec
 
 
-class CheckResult(Frozen, kw_only=False):
+class CheckResult(Record, kw_only=False):
     """One checked launch: what was found (``outcome``) about what was read (``context``)."""
 
     outcome: Outcome

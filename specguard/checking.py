@@ -42,7 +42,7 @@ def run_check(
     outcome = engine.check(rules, ctx, fix_level=level, suppressed=suppressed, selected=selected)
     if outcome.changes and ctx.env.sglang_version_inferred:
         # The report speaks of the release the corrected flags fit (the rounds re-inferred it).
-        from specguard.versions import inferred_environment
+        from specguard.environment import with_release_of
 
-        ctx = CheckContext.build(ctx.spec, ctx.target, ctx.draft, inferred_environment(ctx.env, outcome.corrected))
+        ctx = CheckContext.build(ctx.spec, ctx.target, ctx.draft, with_release_of(ctx.env, outcome.corrected))
     return ctx, outcome

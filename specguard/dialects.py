@@ -23,6 +23,7 @@ from typing import Literal
 from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, FlagSpec, ValueKind, extracted_flags
 from specguard.models import Dialect
+from specguard.records import Record, replace
 from specguard.spec import FlagItem, LaunchSpec
 
 SLIME_PREFIX = "--sglang-"
@@ -114,6 +115,59 @@ def parse(
     return LaunchSpec(dialect=dialect, items=tuple(items), env=tuple(env))
 
 
+def sglang_spelling(flag: str, written: str | None, extra: bool, dialect: Dialect) -> str | None:
+    """The option SGLang's parser receives for one flag of a launch (None: not SGLang's)."""
+    if extra or not flag or dialect is Dialect.SGL_JAX:
+        return None
+    if written is None:
+        return flag
+    if dialect is Dialect.SLIME:
+        return "--" + written[len(SLIME_PREFIX) :] if written.startswith(SLIME_PREFIX) else flag
+    return written
+
+
+class LaunchEvidence(Record, kw_only=False):
+    """What a launch's words say of the SGLang release it was written for: its options as SGLang's
+    parser receives them (an abbreviation as written: each release's parser reads it its own way),
+    its SGLANG_* env vars, and the value of each option that takes one of a list of choices."""
+
+    flags: tuple[str, ...]
+    env: tuple[str, ...]
+    values: tuple[tuple[str, str], ...]
+
+
+def launch_evidence(argv: Sequence[str], dialect: Dialect, env: Sequence[tuple[str, str]] = ()) -> LaunchEvidence | None:
+    """The release evidence in a launch's words, read before the launch is parsed (parsing reads
+    an abbreviation with the release's own parser, so the release comes first). None for sgl-jax,
+    whose parser is its own. A flag with choices takes exactly one value, so its value is the word
+    after it (or after ``=``); an abbreviated one gives its name as evidence, not its value."""
+    if dialect is Dialect.SGL_JAX:
+        return None
+    from specguard.versions import (
+        history,  # the release history: which flags list choices
+    )
+
+    flags: list[str] = []
+    values: list[tuple[str, str]] = []
+    for index, token in enumerate(argv):
+        if not _is_option(token):
+            continue
+        written, inline_value = token.split("=", 1) if "=" in token else (token, None)
+        flag, extra, fixed_value = _canonical(written, dialect, exact=True)
+        modeled = FLAGS_BY_NAME.get(flag)
+        resolved = modeled.flag if modeled else flag
+        name = sglang_spelling(resolved, None if written == _spelling(resolved, dialect) else written, extra, dialect)
+        if name is None:
+            continue
+        flags.append(name)
+        if fixed_value is not None or not history().lists_choices(resolved):
+            continue
+        value = inline_value if inline_value is not None else (argv[index + 1] if index + 1 < len(argv) else None)
+        if value is not None and not _is_option(value):
+            values.append((resolved, value.upper() if modeled is not None and modeled.upper_case else value))
+    return LaunchEvidence(tuple(flags), tuple(key for key, _ in env if key.startswith("SGLANG_")), tuple(values))
+
+
 def canonical_flag(written: str, dialect: Dialect) -> str:
     """SGLang's own name of an option as written in ``dialect`` (``--sglang-tp-size`` -> ``--tp-size``)."""
     flag, _, _ = _canonical(written, dialect)
@@ -121,8 +175,9 @@ def canonical_flag(written: str, dialect: Dialect) -> str:
     return modeled.flag if modeled else flag
 
 
-def _canonical(written: str, dialect: Dialect, release: str | None = None) -> tuple[str, bool, str | None]:
-    """(SGLang flag, is a dialect-only flag, fixed value) for an option as written."""
+def _canonical(written: str, dialect: Dialect, release: str | None = None, *, exact: bool = False) -> tuple[str, bool, str | None]:
+    """(SGLang flag, is a dialect-only flag, fixed value) for an option as written (``exact``: an
+    abbreviation stays as written)."""
     if dialect is Dialect.SLIME:
         if written.startswith(SLIME_PREFIX):
             return "--" + written[len(SLIME_PREFIX) :], False, None
@@ -130,7 +185,7 @@ def _canonical(written: str, dialect: Dialect, release: str | None = None) -> tu
         if alias is not None:
             return alias.sglang_flag, False, alias.fixed_value
         return written, True, None
-    modeled = FLAGS_BY_NAME.get(written) or _abbreviated(written, release)
+    modeled = FLAGS_BY_NAME.get(written) or (None if exact else _abbreviated(written, release))
     return (modeled.flag if modeled else written), False, None
 
 
@@ -262,12 +317,12 @@ def _slime_command(spec: LaunchSpec) -> str:
             owner = sglang_items if option.startswith(SLIME_PREFIX) and not item.extra else slime_items
         owner.append(item)
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in spec.env)
-    array = _group_lines(render(spec.model_copy(update={"items": tuple(sglang_items)}), Dialect.SLIME))
+    array = _group_lines(render(replace(spec, items=tuple(sglang_items)), Dialect.SLIME))
     body = "\n".join("   " + " ".join(shlex.quote(t) for t in line) for line in array)
     command = f"{exports}SGLANG_ARGS=(\n{body}\n)"
     if not slime_items:
         return command
-    train = _group_lines(render(spec.model_copy(update={"items": tuple(slime_items)}), Dialect.SLIME))
+    train = _group_lines(render(replace(spec, items=tuple(slime_items)), Dialect.SLIME))
     lines = [" ".join(shlex.quote(t) for t in line) for line in train]
     return command + "\npython3 train.py \\\n    " + " \\\n    ".join([*lines, '"${SGLANG_ARGS[@]}"'])
 

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from specguard.frozen import Field
 from specguard.models import (
     Applicability,
     Change,
     Conflict,
     Finding,
     FlagValue,
-    Frozen,
     Severity,
 )
+from specguard.records import Record, replace
 from specguard.rules.base import CheckContext, Rule
 from specguard.spec import LaunchSpec
 
@@ -24,15 +23,15 @@ from specguard.spec import LaunchSpec
 MAX_FIX_ROUNDS = 64
 
 
-class Outcome(Frozen):
+class Outcome(Record):
     findings: tuple[Finding, ...]
     changes: tuple[Change, ...] = ()
     conflicts: tuple[Conflict, ...] = ()
     # Findings a `# specguard: ignore[CODE]` on their line silenced: shown only on request, never
     # counted for the exit code, and never fixed (the user said to leave that line alone).
     suppressed: tuple[Finding, ...] = ()
-    original: LaunchSpec = Field(description="the launch as given")
-    corrected: LaunchSpec = Field(description="the launch after the fixes that were applied")
+    original: LaunchSpec  # the launch as given
+    corrected: LaunchSpec  # the launch after the fixes that were applied
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -109,7 +108,7 @@ def check(
     # rule's change that removed its cause. Both are reported resolved; only the first is applied,
     # so no report claims edits the corrected launch does not hold.
     resolved = [
-        finding.model_copy(update={"resolved": True, "applied": _fix_holds(finding, ctx.spec)})
+        replace(finding, resolved=True, applied=_fix_holds(finding, ctx.spec))
         for key, finding in seen.items()
         if key not in remaining
     ]

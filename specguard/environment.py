@@ -9,18 +9,23 @@ import math
 import os
 import shutil
 import sys
-from collections.abc import Sequence
-from typing import Literal
+from functools import lru_cache
+from typing import TYPE_CHECKING, Literal
 
 from packaging.version import Version
 
 from specguard.errors import InputError
 from specguard.models import Environment, GpuSpec
+from specguard.records import replace
 from specguard.sglang_facts.releases import (  # noqa: F401  (re-exported)
     NEWEST_KNOWN_SGLANG,
     OLDEST_KNOWN_SGLANG,
 )
 from specguard.spec import shown_value
+
+if TYPE_CHECKING:
+    from specguard.dialects import LaunchEvidence
+    from specguard.spec import LaunchSpec
 
 # The newest SGLang release the rules were written against (PyPI, 2026-11).
 
@@ -110,7 +115,7 @@ def detect_gpu() -> tuple[GpuSpec | None, int | None]:
     memory_gib = _gib(memory_mib)
     for spec in sorted(GPU_TABLE.values(), key=lambda s: -len(s.name)):
         if spec.vendor == "nvidia" and spec.name.lower() in name.lower().replace(" ", ""):
-            return spec.model_copy(update={"memory_gib": memory_gib}), len(rows)
+            return replace(spec, memory_gib=memory_gib), len(rows)
     try:
         major, minor = (int(part) for part in capability.split("."))
         cap: tuple[int, int] | None = (major, minor)
@@ -151,7 +156,7 @@ def installed_version(distribution: str = "sglang") -> str | None:
 def with_sgl_jax_build(env: Environment, given: str | None, *, detect: bool = True) -> Environment:
     """``env`` with the sgl-jax build a launch runs (its commit date, ISO) and where that came from."""
     built, source = _sgl_jax_build(given, detect=detect)
-    return env.model_copy(update={"sgl_jax_build": built, "sgl_jax_build_source": source})
+    return replace(env, sgl_jax_build=built, sgl_jax_build_source=source)
 
 
 def _sgl_jax_build(given: str | None, *, detect: bool) -> tuple[str | None, str]:
@@ -199,15 +204,14 @@ def build_environment(
     gpu: str | None,
     gpu_count: int | None = None,
     detect: bool = True,
-    launch_flags: Sequence[str] | None = None,
-    launch_env: Sequence[str] = (),
-    launch_values: Sequence[tuple[str, str]] = (),
+    evidence: LaunchEvidence | None = None,
     sglang_version_given_as: str = "--sglang-version",
 ) -> Environment:
     """The environment a launch is checked in. The SGLang version: --sglang-version, else the
-    installed sglang, else (``launch_flags`` given) the newest release that accepts every flag
-    and env var of the launch, else the newest known release. ``sglang_version_given_as``: what
-    named ``sglang_version`` (a docker image tag, a requirements file), for its error."""
+    installed sglang, else (``evidence`` given: what the launch's words say) the newest release
+    that accepts every flag and env var of the launch, else the newest known release.
+    ``sglang_version_given_as``: what named ``sglang_version`` (a docker image tag, a
+    requirements file), for its error."""
     range_: tuple[str, str] | None = None
     note: str | None = None
     gpu_origin: Literal["given", "detected", "unknown"]
@@ -220,15 +224,8 @@ def build_environment(
         origin = DATED_ORIGIN if dated else "given"
     elif (installed := installed_version()) is not None:
         version, origin = normalise_version(installed, "the installed sglang's version"), "installed"
-    elif launch_flags is not None:
-        from specguard.versions import (
-            infer_version,  # reads the release history: only here
-        )
-
-        inferred = infer_version(launch_flags, launch_env, launch_values)
-        version, origin, note = inferred.version, inferred.source, inferred.note
-        if inferred.candidates and origin != "default":
-            range_ = (inferred.candidates[0], inferred.candidates[-1])
+    elif evidence is not None:
+        version, origin, range_, note = inferred_release(evidence)
     else:
         version, origin = NEWEST_KNOWN_SGLANG, "default"
     if Version(version) > Version(NEWEST_KNOWN_SGLANG):
@@ -247,8 +244,33 @@ def build_environment(
         sglang_version_origin=origin,
         sglang_version_range=range_,
         sglang_version_note=note,
-        sglang_version_inferred=launch_flags is not None and not sglang_version and origin in ("inferred from flags", "default"),
+        sglang_version_inferred=evidence is not None and not sglang_version and origin in ("inferred from flags", "default"),
         gpu=spec,
         gpu_origin=gpu_origin,
         gpu_count=count,
+    )
+
+
+@lru_cache(maxsize=256)  # the same words, the same release: a launch fixed back and forth is inferred once per form
+def inferred_release(evidence: LaunchEvidence) -> tuple[str, str, tuple[str, str] | None, str | None]:
+    """The release a launch's words point to: (version, origin, the range of releases that
+    accept them, a note for the report). The one inference, for a launch as given and as fixed."""
+    from specguard.versions import infer_version  # reads the release history: only here
+
+    inferred = infer_version(evidence.flags, evidence.env, evidence.values)
+    range_ = (inferred.candidates[0], inferred.candidates[-1]) if inferred.candidates and inferred.source != "default" else None
+    return inferred.version, inferred.source, range_, inferred.note
+
+
+def with_release_of(env: Environment, spec: LaunchSpec) -> Environment:
+    """``env`` with the release inferred from ``spec``, a launch a fix changed (unchanged for sgl-jax)."""
+    from specguard.dialects import launch_evidence, render
+
+    evidence = launch_evidence(render(spec), spec.dialect, spec.env)
+    if evidence is None:
+        return env
+    version, origin, range_, note = inferred_release(evidence)
+    return replace(
+        env, sglang_version=version, sglang_version_origin=origin, sglang_version_range=range_, sglang_version_note=note,
+        sglang_version_inferred=True,
     )

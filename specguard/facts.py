@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from specguard.config_values import CONFIG_DTYPES, check_config, parse_config_text
 from specguard.errors import InputError
-from specguard.frozen import field_names
 from specguard.models import ModelFacts, ModelOrigin
+from specguard.records import field_names, replace
 from specguard.refs import looks_like_repo_id
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -70,11 +70,11 @@ def _directory_facts(path: Path, *, revision: str | None, role: str, weights: bo
     problem = escape(path, "config.json", also_inside=(hub_cache_dir(),))
     if problem is not None:
         raise InputError(f"{config_path} {problem}", hint="copy the model's config.json into its folder")
-    facts = facts_from_file(config_path, source=str(path), revision=revision, origin="local").model_copy(update={"folder": str(path)})
+    facts = replace(facts_from_file(config_path, source=str(path), revision=revision, origin="local"), folder=str(path))
     if weights:
         from specguard.weights import local_weights
 
-        facts = facts.model_copy(update={"weights": local_weights(path, num_hidden_layers=facts.num_hidden_layers)})
+        facts = replace(facts, weights=local_weights(path, num_hidden_layers=facts.num_hidden_layers))
     return facts
 
 
@@ -99,12 +99,12 @@ def _hub_facts(name: str, *, revision: str | None, offline: bool, role: str, wei
             raise HubUnavailable(message, hint=unavailable.hint) from None
         return from_catalog
     facts = facts_from_file(config_path, source=source, revision=resolved_revision or revision, origin=origin)
-    facts = facts.model_copy(update={"folder": str(Path(config_path).parent)})
+    facts = replace(facts, folder=str(Path(config_path).parent))
     if weights:
         from specguard.weights import hub_weights
 
         found = hub_weights(name, revision=resolved_revision or revision, offline=offline, num_hidden_layers=facts.num_hidden_layers)
-        facts = facts.model_copy(update={"weights": found})
+        facts = replace(facts, weights=found)
     return facts
 
 

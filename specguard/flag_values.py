@@ -22,8 +22,8 @@ from collections.abc import Callable
 from specguard.dialects import spelled
 from specguard.errors import InputError
 from specguard.flags import FLAGS_BY_NAME, ExtractedFlag, ValueKind, extracted_flags
-from specguard.frozen import Frozen
 from specguard.models import Dialect
+from specguard.records import Record, replace
 from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 from specguard.spec import FlagItem, LaunchSpec, convert, shown_value
 
@@ -55,7 +55,7 @@ _IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 _SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
 
-class Refusal(Frozen, kw_only=False):
+class Refusal(Record, kw_only=False):
     """One value a release refuses: what is wrong, and what would do instead."""
 
     flag: str  # SGLang's spelling, as findings name flags
@@ -128,7 +128,7 @@ def _refusal(item: FlagItem, written: str, entry: ExtractedFlag | None, index: i
         return _switch_refusal(item, item.values[0], dialect)
     if modeled is not None:
         try:
-            convert(modeled.model_copy(update={"choices": None}), item.values, written)
+            convert(replace(modeled, choices=None), item.values, written)
         except InputError as error:
             return Refusal(item.flag, written, error.message, error.hint or f"see {written} in `python -m sglang.launch_server --help`")
     if entry is not None:

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from specguard.frozen import Frozen, field_names
+from specguard.records import Record, field_names
 from specguard.sglang_facts.algorithms import (
     DOCUMENTED_ALGORITHMS,
     PASSED_THROUGH_ALGORITHMS,
@@ -31,7 +31,7 @@ class ValueKind(StrEnum):
     STR_LIST = "str-list"
 
 
-class FlagSpec(Frozen):
+class FlagSpec(Record):
     flag: str
     dest: str
     kind: ValueKind
@@ -174,7 +174,7 @@ FLAGS_BY_NAME: dict[str, FlagSpec] = {
     name: spec for spec in MODELED_FLAGS for name in (spec.flag, *spec.aliases)
 }
 
-class ExtractedFlag(Frozen):
+class ExtractedFlag(Record):
     """One argument of SGLang's own parser, as ``scripts/sglang_env/extract_flags.py`` dumped it."""
 
     option_strings: tuple[str, ...]

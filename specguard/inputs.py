@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from specguard.dialects import parse
+from specguard.dialects import detect_dialect, launch_evidence, parse
 from specguard.environment import build_environment, with_sgl_jax_build
 from specguard.errors import InputError
 from specguard.facts import load_facts
 from specguard.flag_values import TABLE_VERSION, check_positionals
-from specguard.frozen import Frozen
 from specguard.hub import hub_unreachable
 from specguard.models import Dialect, ModelFacts
+from specguard.records import Record, replace
 from specguard.rules.base import CheckContext
 from specguard.sglang_facts.algorithms import MTP_DRAFT_SPELLINGS
-from specguard.spec import RELEVANT_ENV_PREFIXES, LaunchSpec
-from specguard.versions import launch_names
+from specguard.spec import RELEVANT_ENV_PREFIXES
 
 
-class CheckInputs(Frozen, kw_only=False):
+class CheckInputs(Record, kw_only=False):
     server_args: Sequence[str]
     dialect: Dialect | None = None
     target: str | None = None
@@ -65,18 +64,20 @@ def gather(inputs: CheckInputs, environ: Mapping[str, str], notes: list[str] | N
     env_pairs = relevant_process_env(environ)
     env_pairs += list((inputs.preset_env or {}).items())
     env_pairs += parse_env_overrides(inputs.env_overrides)
-    spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs))
+    argv, env = list(inputs.server_args), _dedupe(env_pairs)
+    dialect = inputs.dialect or detect_dialect(argv)
+    # The release first, from the launch's words; then the one parse, which reads an abbreviation
+    # (--speculative-draft) as that release's own parser reads it.
     environment = build_environment(
         sglang_version=inputs.sglang_version, gpu=inputs.gpu, gpu_count=inputs.gpu_count,
-        sglang_version_given_as=inputs.sglang_version_origin or "--sglang-version", **_launch_names(spec)
+        sglang_version_given_as=inputs.sglang_version_origin or "--sglang-version", evidence=launch_evidence(argv, dialect, env),
     )
-    if environment.sglang_version != TABLE_VERSION:
-        # An abbreviation (--speculative-draft) is read as the release's own parser reads it.
-        spec = parse(list(inputs.server_args), inputs.dialect, env=_dedupe(env_pairs), release=environment.sglang_version)
+    release = None if environment.sglang_version == TABLE_VERSION else environment.sglang_version
+    spec = parse(argv, dialect, env=env, release=release)
     if inputs.sglang_version and inputs.sglang_version_origin:
-        environment = environment.model_copy(update={"sglang_version_origin": inputs.sglang_version_origin})
+        environment = replace(environment, sglang_version_origin=inputs.sglang_version_origin)
     if inputs.slime_version:
-        environment = environment.model_copy(update={"slime_version": inputs.slime_version})
+        environment = replace(environment, slime_version=inputs.slime_version)
     if spec.dialect is Dialect.SGL_JAX:
         environment = with_sgl_jax_build(environment, inputs.sgl_jax_version)
     elif inputs.sgl_jax_version:
@@ -121,7 +122,7 @@ def _with_vocab_agreement(algorithm: str, target: ModelFacts | None, draft: Mode
     from specguard.vocab import vocabulary_agreement
 
     agreement = vocabulary_agreement(Path(target.folder), Path(draft.folder))
-    return draft if agreement is None else draft.model_copy(update={"vocab_agreement": agreement})
+    return draft if agreement is None else replace(draft, vocab_agreement=agreement)
 
 
 def _note_unreachable_hub(notes: list[str]) -> None:
@@ -131,11 +132,6 @@ def _note_unreachable_hub(notes: list[str]) -> None:
             f"hub unreachable: {why}; this run read the Hugging Face cache and specguard's catalog "
             "instead, without asking again (--offline skips the attempt)"
         )
-
-
-def _launch_names(spec: LaunchSpec) -> dict:
-    names = launch_names(spec)
-    return {} if names is None else {"launch_flags": names[0], "launch_env": names[1], "launch_values": names[2]}
 
 
 def _facts(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from packaging.version import Version
 
-from specguard.frozen import Field, Frozen, computed_field
+from specguard.records import Record
 
 if TYPE_CHECKING:
     from datetime import date
@@ -74,14 +74,14 @@ class Dialect(StrEnum):
 ModelOrigin = Literal["local", "hf-cache", "hub", "catalog", "preset", "example"]
 
 
-class WeightFacts(Frozen):
+class WeightFacts(Record):
     """What a checkpoint's safetensors headers say (names, shapes, dtypes), normalised once.
 
     Read from the headers only, never the tensors: a local shard's first bytes, or the hub's
     safetensors metadata. ``None`` means the headers did not say (the tensor is absent).
     """
 
-    source: str = Field(description="where the headers were read: a directory, repo@revision, or the catalog")
+    source: str  # where the headers were read: a directory, repo@revision, or the catalog
     tensor_count: int
     # EAGLE heads: fc maps the target's features to the draft's hidden size (out, in).
     fc_shape: tuple[int, ...] | None = None
@@ -98,12 +98,12 @@ class WeightFacts(Frozen):
     mtp_tensors: int | None = None
 
 
-class ModelFacts(Frozen):
+class ModelFacts(Record):
     """What one config.json says, normalised once. ``None`` means the file did not say."""
 
-    source: str = Field(description="local path, repo@revision, or 'preset:<name>'")
-    origin: ModelOrigin | None = Field(default=None, description="where config.json was read: resolution order local, hf-cache, hub, catalog")
-    origin_detail: str | None = Field(default=None, description="for the catalog: its snapshot date and the copy's source")
+    source: str  # local path, repo@revision, or 'preset:<name>'
+    origin: ModelOrigin | None = None  # where config.json was read: resolution order local, hf-cache, hub, catalog
+    origin_detail: str | None = None  # for the catalog: its snapshot date and the copy's source
     revision: str | None = None
     architectures: tuple[str, ...] | None = None
     model_type: str | None = None
@@ -144,11 +144,10 @@ class ModelFacts(Frozen):
     qk_nope_head_dim: int | None = None
     v_head_dim: int | None = None
     weights: WeightFacts | None = None
-    folder: str | None = Field(default=None, description="the directory config.json was read from, when it is on this machine (local or Hugging Face cache)")
-    vocab_agreement: float | None = Field(
-        default=None,
-        description="draft only: the share of the target's token ids that name the same token in the draft's tokenizer.json (read when both files are at hand and a rule needs it)",
-    )
+    folder: str | None = None  # the directory config.json was read from, when it is on this machine (local or Hugging Face cache)
+    # Draft only: the share of the target's token ids that name the same token in the draft's
+    # tokenizer.json (read when both files are at hand and a rule needs it).
+    vocab_agreement: float | None = None
 
     @property
     def architecture(self) -> str | None:
@@ -165,7 +164,7 @@ class ModelFacts(Frozen):
 # Environment
 
 
-class GpuSpec(Frozen):
+class GpuSpec(Record):
     name: str
     vendor: Literal["nvidia", "amd", "google", "cpu"]
     platform: Literal["cuda", "rocm", "tpu", "cpu"]
@@ -184,8 +183,8 @@ class GpuSpec(Frozen):
         return major * 10 + minor
 
 
-class Environment(Frozen):
-    sglang_version: str = Field(description="the SGLang version the rules speak of")
+class Environment(Record):
+    sglang_version: str  # the SGLang version the rules speak of
     # Where the version came from: given, installed, docker image tag, requirements file,
     # inferred from flags, default (the newest known release).
     sglang_version_origin: str = "default"
@@ -195,7 +194,7 @@ class Environment(Frozen):
     sglang_version_note: str | None = None
     # The version follows the launch's flags (nothing named it): a fix that changes the flags
     # re-infers it, so the corrected launch is checked as the release it now fits.
-    sglang_version_inferred: bool = Field(default=False, exclude=True)
+    sglang_version_inferred: bool = False  # not in the JSON output (__dump_exclude__)
     gpu: GpuSpec | None = None
     gpu_origin: Literal["given", "detected", "unknown"] = "unknown"
     gpu_count: int | None = None
@@ -205,9 +204,12 @@ class Environment(Frozen):
     sgl_jax_build_source: str | None = None
     # slime launches only: the slime release or commit named by --slime-version (None: not named,
     # and the slime rules speak of the newest slime they know). The rules' messages name it.
-    slime_version: str | None = Field(default=None, exclude=True)
+    slime_version: str | None = None  # not in the JSON output (__dump_exclude__)
 
-    @computed_field  # type: ignore[prop-decorator]  # the name the JSON output and the issue use for the origin
+    __dump_exclude__ = ("sglang_version_inferred", "slime_version")
+    # The name the JSON output and the issue use for the origin, dumped after the fields.
+    __dump_extra__ = ("sglang_version_source",)
+
     @property
     def sglang_version_source(self) -> str:
         return self.sglang_version_origin
@@ -234,24 +236,24 @@ class Environment(Frozen):
 FlagValue = str | int | float | bool | tuple[str, ...] | None
 
 
-class Edit(Frozen):
+class Edit(Record):
     """Set one flag or env var. ``value`` None removes it; True/False toggle a switch."""
 
     target: Literal["flag", "env"] = "flag"
-    name: str = Field(description="canonical SGLang flag ('--dtype') or env var name")
+    name: str  # canonical SGLang flag ('--dtype') or env var name
     value: FlagValue
 
     def key(self) -> tuple[str, str]:
         return (self.target, self.name)
 
 
-class Fix(Frozen):
+class Fix(Record):
     title: str
     applicability: Applicability
     edits: tuple[Edit, ...]
 
 
-class Finding(Frozen):
+class Finding(Record):
     code: str
     name: str
     severity: Severity
@@ -265,7 +267,7 @@ class Finding(Frozen):
     sources: tuple[str, ...] = ()
 
 
-class Change(Frozen):
+class Change(Record):
     """One edit that the engine applied, and the rule that asked for it."""
 
     target: Literal["flag", "env"]
@@ -275,7 +277,7 @@ class Change(Frozen):
     rule: str
 
 
-class Conflict(Frozen):
+class Conflict(Record):
     target: Literal["flag", "env"]
     name: str
-    proposals: tuple[tuple[str, FlagValue], ...] = Field(description="(rule code, value) pairs")
+    proposals: tuple[tuple[str, FlagValue], ...]  # (rule code, value) pairs

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specguard.errors import InputError
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 if TYPE_CHECKING:
     from specguard.selection import Selection
@@ -29,7 +29,7 @@ KEYS = {"select": "select", "ignore": "ignore", "extend-select": "extend_select"
 _MENTIONS_US = r"(?m)^\s*\[\s*tool\s*\.\s*[\"']?specguard\b|^\s*tool\s*\.\s*[\"']?specguard[\"']?\s*\."
 
 
-class Settings(Frozen):
+class Settings(Record):
     """One settings file, read. ``origin`` prefixes a key's name in an error."""
 
     path: Path

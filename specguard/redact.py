@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from specguard.records import replace
+
 if TYPE_CHECKING:
     from specguard.spec import LaunchSpec
 
@@ -121,13 +123,13 @@ def redact_spec(spec: LaunchSpec) -> LaunchSpec:
     """``spec`` with every secret value masked, to render for display. Each flag is judged by its
     canonical name too, so an abbreviation SGLang's parser accepts (``--api-k``) is masked as well."""
     items = tuple(
-        item.model_copy(update={"values": tuple(MASK for _ in item.values)})
+        replace(item, values=tuple(MASK for _ in item.values))
         if item.values and (is_secret_flag(item.flag) or is_secret_flag(item.written or ""))
         else item
         for item in spec.items
     )
     env = tuple((key, MASK if is_secret_env(key) else value) for key, value in spec.env)
-    return spec.model_copy(update={"items": items, "env": env})
+    return replace(spec, items=items, env=env)
 
 
 # In text (a shell line, a message): a flag, then '=' or blanks, then one shell word (quoted or

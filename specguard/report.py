@@ -13,6 +13,7 @@ from specguard import __version__
 from specguard.dialects import render, render_command
 from specguard.engine import Outcome
 from specguard.models import Dialect, Finding, ModelFacts, Severity
+from specguard.records import as_dict
 from specguard.redact import (
     mask_values,
     redact_spec,
@@ -27,7 +28,7 @@ _SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Sever
 
 
 def facts_json(facts: ModelFacts | None) -> dict[str, Any] | None:
-    return None if facts is None else facts.model_dump(mode="json")
+    return None if facts is None else as_dict(facts, json=True)
 
 
 _ORIGIN_WORDS = {
@@ -103,7 +104,7 @@ def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | No
         "exit_code": outcome.exit_code,
         "target": facts_json(ctx.target),
         "draft": facts_json(ctx.draft),
-        "environment": ctx.env.model_dump(mode="json"),
+        "environment": as_dict(ctx.env, json=True),
         "findings": [finding_json(f, secrets) for f in outcome.findings],
         "changes": [
             {"flag": c.name, "old": _plain(redact_value(c.name, c.old)), "new": _plain(redact_value(c.name, c.new)), "rule": c.rule, **({"target": "env"} if c.target == "env" else {})}
@@ -115,7 +116,7 @@ def outcome_json(outcome: Outcome, ctx: CheckContext, extra: dict[str, Any] | No
         ],
         "argv": render(shown),
         "env": dict(shown.env),
-        "resolved": resolved_ctx.resolution.model_dump(mode="json"),
+        "resolved": as_dict(resolved_ctx.resolution, json=True),
     }
     if extra:
         document.update(extra)

@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from specguard.errors import InputError
-from specguard.frozen import Frozen
 from specguard.models import Category
+from specguard.records import Record
 from specguard.rules.base import Rule
 
 ALL = "ALL"
 
 
-class Layer(Frozen):
+class Layer(Record):
     """The selectors one source gives: the config file, or the command line. ``origin`` prefixes
     an option's name in an error: ``--`` (``--select``), ``specguard.toml: `` (``specguard.toml: select``)."""
 
@@ -33,7 +33,7 @@ class Layer(Frozen):
     extend_select: tuple[str, ...] = ()
 
 
-class Selection(Frozen):
+class Selection(Record):
     """The rules a check runs (``enabled``) and those a selector named (``named``): a PERF or
     HYGIENE rule speaks at its own severity only when named."""
 

@@ -22,6 +22,7 @@ from specguard.models import (
     RequestFeature,
     Severity,
 )
+from specguard.records import replace
 
 if TYPE_CHECKING:
     from specguard.rules.base import CheckContext, Rule
@@ -85,9 +86,7 @@ def apply_policy(rule: Rule, finding: Finding, ctx: CheckContext, *, explicitly_
     if rule.needs is not None and not launch_enables(rule.needs, ctx):
         flags = FEATURE_FLAGS[rule.needs]
         how = f"the launch does not enable them ({', '.join(flags)})" if flags else "any client may send them"
-        return finding.model_copy(
-            update={"severity": Severity.INFO, "message": f"{finding.message} (only requests with {rule.needs.value} hit this; {how})"}
-        )
+        return replace(finding, severity=Severity.INFO, message=f"{finding.message} (only requests with {rule.needs.value} hit this; {how})")
     if finding.severity is Severity.WARNING and rule.category not in LOUD_CATEGORIES and not explicitly_selected:
-        return finding.model_copy(update={"severity": Severity.INFO})
+        return replace(finding, severity=Severity.INFO)
     return finding

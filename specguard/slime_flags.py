@@ -15,14 +15,14 @@ import json
 from functools import cache
 from pathlib import Path
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 from specguard.refs import is_commit_prefix, same_commit
 
 FLAGS_FILE = Path(__file__).with_name("data") / "slime-flags.json"
 PINS_FILE = FLAGS_FILE.with_name("slime-sglang-pins.json")
 
 
-class SlimeFlags(Frozen):
+class SlimeFlags(Record):
     """The flags slime's own parser registers at one commit."""
 
     commit: str  # first 9 hex digits

@@ -7,28 +7,26 @@ from typing import Any
 
 from specguard.errors import InputError, echoed
 from specguard.flags import FLAGS_BY_DEST, FLAGS_BY_NAME, FlagSpec, ValueKind
-from specguard.frozen import Field
-from specguard.models import Dialect, Edit, FlagValue, Frozen
+from specguard.models import Dialect, Edit, FlagValue
+from specguard.records import Record, replace
 
 # Env vars that change what SGLang does with speculative settings. Only these are read from the
 # process environment; anything can still be given with ``--env``.
 RELEVANT_ENV_PREFIXES = ("SGLANG_", "SGL_")
 
 
-class FlagItem(Frozen):
+class FlagItem(Record):
     """One flag as written: ``flag`` is SGLang's canonical spelling, ``written`` the user's."""
 
     flag: str
     values: tuple[str, ...] = ()
-    written: str | None = Field(
-        default=None, description="the option as typed (alias, dialect prefix); None if specguard added it"
-    )
-    inline: bool = Field(default=False, description="written as --flag=value")
-    known: bool = Field(default=True, description="a flag of SGLang's (modeled or not)")
-    extra: bool = Field(default=False, description="a flag of the dialect itself, not SGLang's")
+    written: str | None = None  # the option as typed (alias, dialect prefix); None if specguard added it
+    inline: bool = False  # written as --flag=value
+    known: bool = True  # a flag of SGLang's (modeled or not)
+    extra: bool = False  # a flag of the dialect itself, not SGLang's
 
 
-class LaunchSpec(Frozen):
+class LaunchSpec(Record):
     dialect: Dialect = Dialect.SGLANG
     items: tuple[FlagItem, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
@@ -94,7 +92,7 @@ class LaunchSpec(Frozen):
             env = [(k, v) for k, v in self.env if k != edit.name]
             if edit.value is not None:
                 env.append((edit.name, str(edit.value)))
-            return self.model_copy(update={"env": tuple(env)})
+            return replace(self, env=tuple(env))
         new_item = _item_for(edit)
         items: list[FlagItem] = []
         placed = False
@@ -103,11 +101,11 @@ class LaunchSpec(Frozen):
                 items.append(item)
             elif not placed and new_item is not None:
                 # Keep the user's spelling of the option when it was already there.
-                items.append(new_item.model_copy(update={"written": item.written, "inline": item.inline}))
+                items.append(replace(new_item, written=item.written, inline=item.inline))
                 placed = True
         if not placed and new_item is not None:
             items.append(new_item)
-        return self.model_copy(update={"items": tuple(items)})
+        return replace(self, items=tuple(items))
 
 
 def _flag_name(dest_or_flag: str) -> str:
@@ -131,7 +129,7 @@ def _item_for(edit: Edit) -> FlagItem | None:
 def convert(spec: FlagSpec, values: tuple[str, ...], written: str | None = None) -> Any:
     """Type raw values as SGLang's parser would; a bad value is an input error naming the flag as written."""
     if written and written != spec.flag:
-        spec = spec.model_copy(update={"flag": written})
+        spec = replace(spec, flag=written)
     kind = spec.kind
     if kind is ValueKind.SWITCH:
         return True

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from specguard.frozen import Field, Frozen
 from specguard.models import Finding
+from specguard.records import Record, field
 
 if TYPE_CHECKING:
     from specguard.launch_text import FoundLaunch
@@ -33,12 +33,12 @@ def directive(line: str) -> frozenset[str] | None:
     return frozenset(code.strip().upper() for code in (match.group(1) or "").split(",") if code.strip())
 
 
-class Suppressions(Frozen):
+class Suppressions(Record):
     """For one launch: the flags written in its text, the directive on each one's line, and
     the directive on the launch's own first line."""
 
     written: frozenset[str] = frozenset()
-    by_flag: Mapping[str, frozenset[str]] = Field(default_factory=dict)
+    by_flag: Mapping[str, frozenset[str]] = field(default_factory=dict)
     on_launch: frozenset[str] | None = None
 
     def covers(self, finding: Finding) -> bool:

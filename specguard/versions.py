@@ -19,8 +19,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from specguard.frozen import Frozen
-from specguard.models import Dialect
+from specguard.records import Record
 from specguard.refs import is_commit_prefix, same_commit
 
 HISTORY_FILE = Path(__file__).with_name("data") / "sglang-history.json"
@@ -30,7 +29,7 @@ HISTORY_FILE = Path(__file__).with_name("data") / "sglang-history.json"
 _SGLANG_IMAGE_TAG = re.compile(r"^(?:docker\.io/)?(?:lmsysorg|slimerl)/sglang:v?(\d+\.\d+\.\d+(?:\.\d+)?(?:rc\d+|\.post\d+)?)(?:[-_].*)?$")
 
 
-class SlimePin(Frozen, kw_only=False):
+class SlimePin(Record, kw_only=False):
     image: str  # the FROM image of slime's docker/Dockerfile at that release or commit
     sglang: str  # the release checked for it
     why: str  # how the release follows from the image
@@ -99,7 +98,7 @@ def version_from_requirements(text: str) -> str | None:
 Spans = tuple[tuple[int, int], ...]
 
 
-class History(Frozen, kw_only=False):
+class History(Record, kw_only=False, dict=True):  # dict: room for the cached_properties
     """The shipped flag history: which releases accept each flag and read each env var."""
 
     releases: tuple[str, ...]
@@ -175,6 +174,10 @@ class History(Frozen, kw_only=False):
             index for index in self.flag_releases(flag)
             if not (choices := (self.flag_info(flag, index) or {}).get("choices")) or value in map(str, choices)
         )
+
+    def lists_choices(self, flag: str) -> bool:
+        """Whether some release's parser gives ``flag`` a list of choices (so it takes one value)."""
+        return any((info := self.flag_info(flag, index)) and info.get("choices") for index in self.flag_releases(flag))
 
     def lists_value(self, flag: str, value: str) -> bool:
         """Whether some release lists ``value`` among ``flag``'s choices."""
@@ -253,7 +256,7 @@ def history() -> History:
 # ---------------------------------------------------------------------------------------------
 
 
-class Inferred(Frozen, kw_only=False):
+class Inferred(Record, kw_only=False):
     """The releases whose parser accepts every flag and reads every env var of a launch."""
 
     version: str  # the release to check against
@@ -309,46 +312,4 @@ def infer_version(flags: Sequence[str], env_names: Sequence[str], values: Sequen
         version=data.newest,
         candidates=(),
         conflict=f"no single SGLang release accepts every flag of this launch: {described}; checked as {data.newest}",
-    )
-
-
-def sglang_spelling(flag: str, written: str | None, extra: bool, dialect: Dialect) -> str | None:
-    """The option SGLang's parser receives for one flag of a launch (None: not SGLang's)."""
-    if extra or not flag or dialect is Dialect.SGL_JAX:
-        return None
-    if written is None:
-        return flag
-    if dialect is Dialect.SLIME:
-        from specguard.dialects import SLIME_PREFIX
-
-        return "--" + written[len(SLIME_PREFIX) :] if written.startswith(SLIME_PREFIX) else flag
-    return written
-
-
-def launch_names(spec) -> tuple[list[str], list[str], list[tuple[str, str]]] | None:
-    """A launch's flags as SGLang's parser receives them, its SGLANG_* env vars and its one-value
-    flags with their values: the evidence of which release it was written for (None for sgl-jax,
-    whose parser is its own)."""
-    if spec.dialect is Dialect.SGL_JAX:
-        return None
-    flags = [name for item in spec.items if (name := sglang_spelling(item.flag, item.written, item.extra, spec.dialect))]
-    values = [(item.flag, item.values[0]) for item in spec.items if item.flag and not item.extra and len(item.values) == 1]
-    return flags, [key for key, _ in spec.env if key.startswith("SGLANG_")], values
-
-
-def inferred_environment(env, spec):
-    """``env`` with the SGLang version inferred from ``spec`` (an Environment; unchanged for sgl-jax)."""
-    names = launch_names(spec)
-    if names is None:
-        return env
-    inferred = infer_version(*names)
-    range_ = (inferred.candidates[0], inferred.candidates[-1]) if inferred.candidates and inferred.source != "default" else None
-    return env.model_copy(
-        update={
-            "sglang_version": inferred.version,
-            "sglang_version_origin": inferred.source,
-            "sglang_version_range": range_,
-            "sglang_version_note": inferred.note,
-            "sglang_version_inferred": True,
-        }
     )

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 CATALOG = Path(__file__).resolve().parent
 MODELS = CATALOG / "models"
@@ -24,7 +24,7 @@ INDEX = CATALOG / "index.json"
 SNAPSHOT = CATALOG / "snapshot.json"
 
 
-class CatalogEntry(Frozen, kw_only=False):
+class CatalogEntry(Record, kw_only=False):
     model: str
     kind: str  # "config": a copy of config.json; "facts": facts a preset states
     source: str

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, overload
+from typing import Annotated, Any, overload
 
 from specguard.cli.errors import clean_errors
-from specguard.cli.parsing import Invocation, Option, Parser, add_options, at_least
+from specguard.cli.parsing import Invocation, Option, at_least
 from specguard.errors import InputError
+from specguard.records import Record
 
 DEFAULT_BATCH_SIZES = "1,2,4,8,16,32,64,128,256"
 
@@ -57,32 +58,32 @@ def _resolve_tiny(reference: str | None) -> str | None:
     return str(builders[reference]())
 
 
-ACCEPT_OPTIONS = (
-    Option("--target", "Target checkpoint directory (Hugging Face layout), or tiny:target.", required=True),
-    Option("--draft", "Draft model or EAGLE/EAGLE3 head directory, or tiny:draft / tiny:eagle3; none: NGRAM."),
-    Option("--algorithm", "STANDALONE, NGRAM, EAGLE or EAGLE3 (default: from the draft's config)."),
-    Option("--prompts", "JSONL (prompt / text / messages per line) or text (prompts separated by blank lines).", convert=Path),
-    Option("--max-new-tokens", "Tokens generated per prompt.", convert=at_least(int, 1), default=64),
-    Option("--steps", "speculative_num_steps values to try.", default="1,2,3,4,5"),
-    Option("--topk", "speculative_eagle_topk values (NGRAM: max BFS breadth).", default="1"),
-    Option("--draft-tokens", "speculative_num_draft_tokens for trees (chains use steps + 1).", default="8"),
-    Option("--temperature", "0: greedy.", convert=at_least(float, 0.0), default=0.0),
-    Option("--device", "cpu or cuda: where to measure.", default="cpu"),
-    Option("--dtype", "auto, float32, float16 or bfloat16.", default="auto"),
-    Option("--gpu", "Estimate tokens/s on this GPU (H100, H200, A100, A100-40GB)."),
-    Option("--batch-sizes", "Batch sizes for the --gpu estimate.", default=DEFAULT_BATCH_SIZES),
-    Option("--context", "Context length for the estimate (default: mean prompt + half the output).", convert=int),
-    Option("--plot", "Also draw the figures to this PNG file (needs matplotlib).", convert=Path),
-    Option("--format", "table or json.", default="table"),
-)
+class AcceptOptions(Record):
+    target: Annotated[str, Option("--target", "Target checkpoint directory (Hugging Face layout), or tiny:target.", required=True)]
+    draft: Annotated[str | None, Option("--draft", "Draft model or EAGLE/EAGLE3 head directory, or tiny:draft / tiny:eagle3; none: NGRAM.")] = None
+    algorithm: Annotated[str | None, Option("--algorithm", "STANDALONE, NGRAM, EAGLE or EAGLE3 (default: from the draft's config).")] = None
+    prompts: Annotated[
+        Path | None, Option("--prompts", "JSONL (prompt / text / messages per line) or text (prompts separated by blank lines).", convert=Path)
+    ] = None
+    max_new_tokens: Annotated[int, Option("--max-new-tokens", "Tokens generated per prompt.", convert=at_least(int, 1))] = 64
+    steps: Annotated[str, Option("--steps", "speculative_num_steps values to try.")] = "1,2,3,4,5"
+    topk: Annotated[str, Option("--topk", "speculative_eagle_topk values (NGRAM: max BFS breadth).")] = "1"
+    draft_tokens: Annotated[str, Option("--draft-tokens", "speculative_num_draft_tokens for trees (chains use steps + 1).")] = "8"
+    temperature: Annotated[float, Option("--temperature", "0: greedy.", convert=at_least(float, 0.0))] = 0.0
+    device: Annotated[str, Option("--device", "cpu or cuda: where to measure.")] = "cpu"
+    dtype: Annotated[str, Option("--dtype", "auto, float32, float16 or bfloat16.")] = "auto"
+    gpu: Annotated[str | None, Option("--gpu", "Estimate tokens/s on this GPU (H100, H200, A100, A100-40GB).")] = None
+    batch_sizes: Annotated[str, Option("--batch-sizes", "Batch sizes for the --gpu estimate.")] = DEFAULT_BATCH_SIZES
+    context: Annotated[int | None, Option("--context", "Context length for the estimate (default: mean prompt + half the output).", convert=int)] = None
+    plot: Annotated[Path | None, Option("--plot", "Also draw the figures to this PNG file (needs matplotlib).", convert=Path)] = None
+    output_format: Annotated[str, Option("--format", "table or json.")] = "table"
+
+
+OPTIONS = {"accept": AcceptOptions}
 DETAILS = {"accept": (__doc__ or "").split("\n\n", 1)[1].strip()}
 
 
-def add_arguments(parser: Parser, name: str) -> None:
-    add_options(parser, *ACCEPT_OPTIONS)
-
-
-def run(invocation: Invocation) -> int:
+def run(invocation: Invocation[AcceptOptions]) -> int:
     """Measure accept length and per-position acceptance for a grid of speculative settings."""
     o = invocation.options
     output_format, device, plot = o.output_format, o.device, o.plot

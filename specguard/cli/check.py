@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from specguard import engine
 from specguard.checking import run_check
@@ -36,14 +36,15 @@ from specguard.cli.options import (
     TARGET,
     UNSAFE_FIXES,
     VERBOSE,
+    DialectChoice,
     OutputFormat,
 )
-from specguard.cli.parsing import Invocation, Option, Parser, UsageError, add_options
+from specguard.cli.parsing import Invocation, Option, Parser, UsageError
 from specguard.errors import InputError
-from specguard.frozen import Frozen
 from specguard.inputs import CheckInputs
 from specguard.models import Applicability, Dialect
 from specguard.project_config import selection_for_command
+from specguard.records import Record, replace
 from specguard.redact import mask_values, redact_text
 from specguard.refs import is_commit_prefix
 from specguard.report import (
@@ -170,7 +171,7 @@ def with_handled(preset: str | None, ctx: CheckContext, outcome: engine.Outcome)
     extra = [f for f in handled_findings(preset, ctx) if (f.code, f.message) not in present]
     if not extra:
         return outcome
-    return outcome.model_copy(update={"findings": tuple(sorted([*outcome.findings, *extra], key=engine._order))})
+    return replace(outcome, findings=tuple(sorted([*outcome.findings, *extra], key=engine._order)))
 
 
 def _memory_extra(ctx: CheckContext, outcome: engine.Outcome, explain_memory: bool) -> dict | None:
@@ -195,7 +196,7 @@ def rules_meta() -> dict[str, dict]:
     }
 
 
-class CheckedLaunch(Frozen, kw_only=False):
+class CheckedLaunch(Record, kw_only=False):
     request: LaunchRequest
     ctx: CheckContext
     outcome: engine.Outcome
@@ -219,16 +220,42 @@ IN_PLACE = Option("--in-place", "With --write: rewrite the preset being checked 
 EXPLAIN_MEMORY = Option("--explain-memory", "Show the GPU memory budget (weights, KV pool, tree, CUDA graphs, headroom).", switch=True)
 
 
-def add_arguments(parser: Parser, name: str) -> None:
+class CheckOptions(Record):
+    preset: Annotated[str | None, PRESET] = None
+    target: Annotated[str | None, TARGET] = None
+    draft: Annotated[str | None, DRAFT] = None
+    dialect: Annotated[DialectChoice | None, DIALECT] = None
+    sglang_version: Annotated[str | None, SGLANG_VERSION] = None
+    requirements: Annotated[str | None, REQUIREMENTS] = None
+    slime_version: Annotated[str | None, SLIME_VERSION] = None
+    sgl_jax_version: Annotated[str | None, SGL_JAX_VERSION] = None
+    gpu: Annotated[str | None, GPU] = None
+    gpu_count: Annotated[int | None, GPU_COUNT] = None
+    env: Annotated[list[str] | None, ENV] = None
+    fix: Annotated[bool, FIX] = False
+    unsafe_fixes: Annotated[bool, UNSAFE_FIXES] = False
+    offline: Annotated[bool, OFFLINE] = False
+    output_format: Annotated[OutputFormat, FORMAT] = OutputFormat.human
+    script: Annotated[str | None, SCRIPT] = None
+    write: Annotated[Path | None, WRITE] = None
+    force: Annotated[bool, FORCE] = False
+    in_place: Annotated[bool, IN_PLACE] = False
+    explain_memory: Annotated[bool, EXPLAIN_MEMORY] = False
+    verbose: Annotated[bool, VERBOSE] = False
+    select: Annotated[list[list[str]] | None, SELECT] = None
+    extend_select: Annotated[list[list[str]] | None, EXTEND_SELECT] = None
+    ignore: Annotated[list[list[str]] | None, IGNORE] = None
+    show_suppressed: Annotated[bool, SHOW_SUPPRESSED] = False
+
+
+OPTIONS = {"check": CheckOptions}
+
+
+def configure(parser: Parser, name: str) -> None:
     parser.usage = "specguard check [OPTIONS] [-- SERVER_ARGS... | 'COMMAND' | -]"
-    add_options(
-        parser, PRESET, TARGET, DRAFT, DIALECT, SGLANG_VERSION, REQUIREMENTS, SLIME_VERSION, SGL_JAX_VERSION, GPU, GPU_COUNT,
-        ENV, FIX, UNSAFE_FIXES, OFFLINE, FORMAT, SCRIPT, WRITE, FORCE, IN_PLACE, EXPLAIN_MEMORY, VERBOSE,
-        SELECT, EXTEND_SELECT, IGNORE, SHOW_SUPPRESSED,
-    )
 
 
-def run(invocation: Invocation) -> int:
+def run(invocation: Invocation[CheckOptions]) -> int:
     """Check every launch the command line gives; the exit code is the worst launch's."""
     o = invocation.options
     preset, output_format, script, write = o.preset, o.output_format, o.script, o.write

@@ -6,11 +6,11 @@ take today. Install: ``specguard completion bash > ~/.local/share/bash-completio
 from __future__ import annotations
 
 import argparse
-import importlib
 from enum import StrEnum
+from typing import Annotated
 
-from specguard.cli.parsing import Invocation, Parser, choice
-from specguard.frozen import Frozen
+from specguard.cli.parsing import Invocation, Positional, choice
+from specguard.records import Record
 
 
 class Shell(StrEnum):
@@ -19,36 +19,38 @@ class Shell(StrEnum):
     fish = "fish"
 
 
-class Word(Frozen, kw_only=False):
+class Word(Record, kw_only=False):
     """A word a command completes: an option (``--gpu``) or a subcommand (``list``), with its help."""
 
     text: str
     help: str
 
 
-class Completions(Frozen, kw_only=False):
+class Completions(Record, kw_only=False):
     name: str
     summary: str
     words: tuple[Word, ...]
 
 
-def add_arguments(parser: Parser, name: str) -> None:
-    parser.add_argument("shell", metavar="[bash|zsh|fish]", type=choice(Shell), help="The shell to write the script for.")
+class CompletionOptions(Record):
+    shell: Annotated[Shell, Positional("[bash|zsh|fish]", "The shell to write the script for.", convert=choice(Shell))]
 
 
-def run(invocation: Invocation) -> int:
+OPTIONS = {"completion": CompletionOptions}
+
+
+def run(invocation: Invocation[CompletionOptions]) -> int:
     print(SCRIPTS[invocation.options.shell](registry_completions()), end="")
     return 0
 
 
 def registry_completions() -> tuple[Completions, ...]:
     """Each command's own parser, built as ``specguard COMMAND`` builds it, read for its words."""
-    from specguard.cli.main import COMMANDS
+    from specguard.cli.main import COMMANDS, command_parser
 
     completions = []
     for name, command in COMMANDS.items():
-        parser = Parser(prog=f"specguard {name}")
-        importlib.import_module(f"specguard.cli.{command.module}").add_arguments(parser, name)
+        _, parser, _ = command_parser(name, command)
         completions.append(Completions(name, command.summary, _words(parser)))
     return tuple(completions)
 

@@ -11,13 +11,12 @@ import os
 import sys
 import textwrap
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import FORMAT, GPU, SGLANG_VERSION, OutputFormat
-from specguard.cli.parsing import Invocation, Parser, UsageError, add_options
+from specguard.cli.parsing import Invocation, Parser, Positional, UsageError
 from specguard.errors import InputError
-from specguard.frozen import Frozen
 from specguard.log_digest import (
     MAX_LINE_BYTES,
     LogDigest,
@@ -25,6 +24,7 @@ from specguard.log_digest import (
     argv_from_fields,
     server_args_fields,
 )
+from specguard.records import Record, field
 from specguard.text_input import open_regular
 
 SCHEMA_VERSION = 1
@@ -43,13 +43,21 @@ DETAILS = {
 }
 
 
-def add_arguments(parser: Parser, name: str) -> None:
+class ExplainOptions(Record):
+    logs: Annotated[list[str], Positional("LOG", "Log files to read (- or none: stdin).", nargs="*")] = field(default_factory=list)
+    sglang_version: Annotated[str | None, SGLANG_VERSION] = None
+    gpu: Annotated[str | None, GPU] = None
+    output_format: Annotated[OutputFormat, FORMAT] = OutputFormat.human
+
+
+OPTIONS = {"explain": ExplainOptions}
+
+
+def configure(parser: Parser, name: str) -> None:
     parser.usage = "specguard explain [OPTIONS] [LOG ...|-]"
-    parser.add_argument("logs", metavar="LOG", nargs="*", help="Log files to read (- or none: stdin).")
-    add_options(parser, SGLANG_VERSION, GPU, FORMAT)
 
 
-class Recovered(Frozen, kw_only=False):
+class Recovered(Record, kw_only=False):
     """The launch the log recorded, and what of it the log says."""
 
     argv: tuple[str, ...]
@@ -60,7 +68,7 @@ class Recovered(Frozen, kw_only=False):
     unknown: tuple[str, ...]
 
 
-def run(invocation: Invocation) -> int:
+def run(invocation: Invocation[ExplainOptions]) -> int:
     o = invocation.options
     formats: dict[OutputFormat, bool | str] = {OutputFormat.json: True, OutputFormat.sarif: "sarif"}
     machine = formats.get(o.output_format, False)

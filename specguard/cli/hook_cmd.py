@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 from specguard.cli.options import (
     EXTEND_SELECT,
@@ -18,7 +19,8 @@ from specguard.cli.options import (
     SELECT,
     SGLANG_VERSION,
 )
-from specguard.cli.parsing import Invocation, Parser, add_options, choice
+from specguard.cli.parsing import Invocation, Parser, Positional, choice
+from specguard.records import Record, field
 
 DETAILS = {
     "hook": "Exit codes: the worst file's, as `specguard check` gives them (0 no error finding; 1 error findings remain; 2 a file could not be read).",
@@ -33,14 +35,26 @@ class Kind(StrEnum):
 OPTION = {Kind.scripts: "--script", Kind.presets: "--preset"}
 
 
-def add_arguments(parser: Parser, name: str) -> None:
+class HookOptions(Record):
+    kind: Annotated[Kind, Positional("[scripts|presets]", "What the files are: launch scripts or preset YAML files.", convert=choice(Kind))]
+    files: Annotated[list[str], Positional("FILE", "The files to check (pre-commit passes the changed ones).", nargs="*")] = field(default_factory=list)
+    sglang_version: Annotated[str | None, SGLANG_VERSION] = None
+    gpu: Annotated[str | None, GPU] = None
+    gpu_count: Annotated[int | None, GPU_COUNT] = None
+    offline: Annotated[bool, OFFLINE] = False
+    select: Annotated[list[list[str]] | None, SELECT] = None
+    extend_select: Annotated[list[list[str]] | None, EXTEND_SELECT] = None
+    ignore: Annotated[list[list[str]] | None, IGNORE] = None
+
+
+OPTIONS = {"hook": HookOptions}
+
+
+def configure(parser: Parser, name: str) -> None:
     parser.intermixed = True  # pre-commit passes the hook's args, then the files
-    parser.add_argument("kind", metavar="[scripts|presets]", type=choice(Kind), help="What the files are: launch scripts or preset YAML files.")
-    parser.add_argument("files", metavar="FILE", nargs="*", help="The files to check (pre-commit passes the changed ones).")
-    add_options(parser, SGLANG_VERSION, GPU, GPU_COUNT, OFFLINE, SELECT, EXTEND_SELECT, IGNORE)
 
 
-def run(invocation: Invocation) -> int:
+def run(invocation: Invocation[HookOptions]) -> int:
     from specguard.cli.main import main
 
     o = invocation.options

@@ -27,7 +27,7 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, Annotated, cast
 
 from specguard.cli.check import build_inputs
 from specguard.cli.errors import clean_errors
@@ -48,18 +48,19 @@ from specguard.cli.options import (
     TARGET,
     UNSAFE_FIXES,
     DataFormat,
+    DialectChoice,
 )
 from specguard.cli.parsing import (
     Invocation,
     Option,
     Parser,
     UsageError,
-    add_options,
     at_least,
     choice,
 )
 from specguard.errors import InputError
 from specguard.launch.exit_codes import help_text
+from specguard.records import Record, replace
 from specguard.text_input import refuse_unless_regular
 
 if TYPE_CHECKING:
@@ -78,32 +79,59 @@ DETAILS = {"launch": "SERVER_ARGS go after `--`.\n\n" + help_text()}
 
 RUNTIME = Option(
     "--runtime", "sglang, the bundled reference runtime, or auto (sglang with a GPU, else reference).",
-    convert=choice(RuntimeChoice), default=RuntimeChoice.auto,
+    convert=choice(RuntimeChoice),
 )
 DRY_RUN = Option("--dry-run", "Print the exact command and env, start nothing.", switch=True)
 NO_FIX = Option("--no-fix", "Launch the flags as given: apply no fix.", switch=True)
 FORCE = Option("--force", "Start even though error findings remain.", switch=True)
 HOST = Option("--host", "Address the server binds (default: --host in SERVER_ARGS, else 127.0.0.1).")
 PORT = Option("--port", "Port the server listens on (default: --port in SERVER_ARGS, else 30000).", convert=at_least(int, 1, 65535))
-READY_TIMEOUT = Option("--ready-timeout", "Seconds to wait for /health_generate to answer 200.", convert=at_least(float, 1), default=900.0)
+READY_TIMEOUT = Option("--ready-timeout", "Seconds to wait for /health_generate to answer 200.", convert=at_least(float, 1))
 NO_SMOKE = Option("--no-smoke", "Skip the smoke request and the statistics.", switch=True)
 LOG_FILE = Option("--log-file", "Write the runtime's log here instead of streaming it.", convert=Path)
 RETRY_WITH_FIX = Option("--retry-with-fix", "After a diagnosed start-up crash, retry once with its fix.", switch=True)
-STOP_TIMEOUT = Option("--stop-timeout", "Seconds between the stop signal and SIGKILL.", convert=at_least(float, 0), default=30.0)
-HEALTH_INTERVAL = Option("--health-interval", "Seconds between /health checks while serving (0: none).", convert=at_least(float, 0), default=30.0)
-FORMAT = DATA_FORMAT.model_copy(update={"help": "human, or json (with --dry-run)."})
+STOP_TIMEOUT = Option("--stop-timeout", "Seconds between the stop signal and SIGKILL.", convert=at_least(float, 0))
+HEALTH_INTERVAL = Option("--health-interval", "Seconds between /health checks while serving (0: none).", convert=at_least(float, 0))
+FORMAT = replace(DATA_FORMAT, help="human, or json (with --dry-run).")
 
 
-def add_arguments(parser: Parser, name: str) -> None:
+class LaunchOptions(Record):
+    preset: Annotated[str | None, PRESET] = None
+    target: Annotated[str | None, TARGET] = None
+    draft: Annotated[str | None, DRAFT] = None
+    dialect: Annotated[DialectChoice | None, DIALECT] = None
+    sglang_version: Annotated[str | None, SGLANG_VERSION] = None
+    gpu: Annotated[str | None, GPU] = None
+    gpu_count: Annotated[int | None, GPU_COUNT] = None
+    env: Annotated[list[str] | None, ENV] = None
+    offline: Annotated[bool, OFFLINE] = False
+    runtime: Annotated[RuntimeChoice, RUNTIME] = RuntimeChoice.auto
+    dry_run: Annotated[bool, DRY_RUN] = False
+    no_fix: Annotated[bool, NO_FIX] = False
+    unsafe_fixes: Annotated[bool, UNSAFE_FIXES] = False
+    force: Annotated[bool, FORCE] = False
+    host: Annotated[str | None, HOST] = None
+    port: Annotated[int | None, PORT] = None
+    ready_timeout: Annotated[float, READY_TIMEOUT] = 900.0
+    no_smoke: Annotated[bool, NO_SMOKE] = False
+    log_file: Annotated[Path | None, LOG_FILE] = None
+    retry_with_fix: Annotated[bool, RETRY_WITH_FIX] = False
+    stop_timeout: Annotated[float, STOP_TIMEOUT] = 30.0
+    health_interval: Annotated[float, HEALTH_INTERVAL] = 30.0
+    output_format: Annotated[DataFormat, FORMAT] = DataFormat.human
+    select: Annotated[list[list[str]] | None, SELECT] = None
+    extend_select: Annotated[list[list[str]] | None, EXTEND_SELECT] = None
+    ignore: Annotated[list[list[str]] | None, IGNORE] = None
+
+
+OPTIONS = {"launch": LaunchOptions}
+
+
+def configure(parser: Parser, name: str) -> None:
     parser.usage = "specguard launch [OPTIONS] [-- SERVER_ARGS... | 'COMMAND']"
-    add_options(
-        parser, PRESET, TARGET, DRAFT, DIALECT, SGLANG_VERSION, GPU, GPU_COUNT, ENV, OFFLINE, RUNTIME, DRY_RUN, NO_FIX,
-        UNSAFE_FIXES, FORCE, HOST, PORT, READY_TIMEOUT, NO_SMOKE, LOG_FILE, RETRY_WITH_FIX, STOP_TIMEOUT, HEALTH_INTERVAL, FORMAT,
-        SELECT, EXTEND_SELECT, IGNORE,
-    )
 
 
-def run(invocation: Invocation) -> int:
+def run(invocation: Invocation[LaunchOptions]) -> int:
     """Check and correct a launch, start the runtime, wait until it serves, verify it, and supervise it."""
     o = invocation.options
     as_json = o.output_format is not DataFormat.human

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specguard.errors import InputError
-from specguard.frozen import Frozen
+from specguard.records import Record
 from specguard.spelling import closest
 
 if TYPE_CHECKING:  # the reader of launch text is imported only when a launch comes as text
@@ -28,7 +28,7 @@ HELP_OPTIONS = ("-h", "--help")
 _ENTRY_HINT = "python -m sglang.launch_server ..., python -m sgl_jax.launch_server ..., sglang serve ..., slime's train.py ..."
 
 
-class LaunchRequest(Frozen, kw_only=False):
+class LaunchRequest(Record, kw_only=False):
     """One launch to check: its server arguments and what the text around it said."""
 
     server_args: tuple[str, ...]

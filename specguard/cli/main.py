@@ -1,7 +1,9 @@
 """The ``specguard`` command: the registry of commands and the one place usage errors are reported.
 
-Each command is a module of ``specguard.cli`` with ``add_arguments(parser, name)`` and
-``run(invocation) -> exit code`` (a module may serve two names: ``rules`` and ``rule``); it is
+Each command is a module of ``specguard.cli`` with ``OPTIONS`` (its options as a typed record per
+command name, from which its parser is built: ``cli/parsing.py``), ``run(invocation) -> exit
+code`` and, where needed, ``configure(parser, name)`` (a module may serve two names: ``rules`` and
+``rule``); it is
 imported only when it runs, so ``specguard check`` does not import the launch, accept or models
 modules. A module's ``DETAILS[name]`` adds paragraphs to that command's help.
 """
@@ -11,19 +13,27 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from types import ModuleType
 
 from specguard import __version__
 from specguard.cli.errors import print_error
 from specguard.cli.launch_forms import HELP_OPTIONS, wants_help
-from specguard.cli.parsing import Invocation, Parser, UsageError
-from specguard.frozen import Frozen
+from specguard.cli.parsing import (
+    Invocation,
+    Parser,
+    Subcommands,
+    UsageError,
+    build_parser,
+    read_options,
+)
+from specguard.records import Record
 from specguard.spelling import closest
 
 INTERRUPTED = 130  # Ctrl-C, in every command
 HELP = "Validate, correct and launch speculative decoding for SGLang, slime and sgl-jax."
 
 
-class Command(Frozen, kw_only=False):
+class Command(Record, kw_only=False):
     module: str  # under specguard.cli
     summary: str  # the line `specguard --help` lists; the first line of the command's own help
     server_args: bool = False  # takes SERVER_ARGS: options not its own, and words, pass through
@@ -79,16 +89,15 @@ def main(argv: list[str]) -> int:
     try:
         if command is None:
             raise UsageError(f"no such command {name!r}{_did_you_mean(name)}")
-        module = importlib.import_module(f"specguard.cli.{command.module}")
-        parser = Parser(prog=f"specguard {name}", description=command.summary + _details(module, name))
-        module.add_arguments(parser, name)
+        module, parser, options = command_parser(name, command)
         if not command.server_args:
-            return int(module.run(Invocation(name, parser.parse_args(rest))))
+            return int(module.run(Invocation(name, read_options(options, parser.parse_args(rest), parser.prog))))
         own, server_args = parser.split_own(rest)
         if wants_help(server_args):  # `-- -h` too: help, never a run
             print(parser.format_help())
             return 0
-        return int(module.run(Invocation(name, parser.parse_args(own), tuple(server_args), tuple(parser.own_options()))))
+        parsed = read_options(options, parser.parse_args(own), parser.prog)
+        return int(module.run(Invocation(name, parsed, tuple(server_args), tuple(parser.own_options()))))
     except UsageError as error:
         return _usage_error(error, argv, sarif=command is not None and command.sarif)
     except SystemExit as stop:  # --help printed, or an error already reported (cli/errors.py)
@@ -103,6 +112,19 @@ def main(argv: list[str]) -> int:
         # must tell an interrupted run from a failed check.
         print("specguard: aborted", file=sys.stderr)
         return INTERRUPTED
+
+
+def command_parser(name: str, command: Command) -> tuple[ModuleType, Parser, type[Record] | Subcommands]:
+    """The command's module, its parser (built from the command's options record: ``OPTIONS[name]``
+    in the module, after the module's ``configure`` if it has one), and that record."""
+    module = importlib.import_module(f"specguard.cli.{command.module}")
+    parser = Parser(prog=f"specguard {name}", description=command.summary + _details(module, name))
+    configure = getattr(module, "configure", None)
+    if configure is not None:
+        configure(parser, name)
+    options = module.OPTIONS[name]
+    build_parser(parser, options)
+    return module, parser, options
 
 
 def top_help() -> str:

@@ -2,32 +2,44 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import DATA_FORMAT, OFFLINE, VERBOSE, DataFormat
-from specguard.cli.parsing import Invocation, Parser, add_options
+from specguard.cli.parsing import Invocation, Positional, Subcommands
 from specguard.cli.terminal import columns_that_fit, output_width
+from specguard.records import Record, as_dict, replace
 
 
-def add_arguments(parser: Parser, name: str) -> None:
-    """``specguard models`` alone lists the catalog, as ``models list`` does."""
-    add_options(parser, DATA_FORMAT)
-    actions = parser.add_subparsers(dest="action", metavar="{list,show}", parser_class=Parser)
-    listing = actions.add_parser("list", help="Every catalog entry: model, architecture, kind (config copy or facts), source and its date.")
-    show = actions.add_parser("show", help="The facts specguard uses for one model, and where each came from (local, HF cache, hub, catalog).")
-    show.add_argument("reference", metavar="ORG/NAME", help="A hub repo id (org/name[@revision]) or a local model directory.")
-    add_options(show, OFFLINE, VERBOSE)
-    for sub in (listing, show):  # --format after the subcommand too; given before it, it stays
-        DATA_FORMAT.model_copy(update={"default": argparse.SUPPRESS}).add_to(sub)
+class ListModelsOptions(Record):
+    output_format: Annotated[DataFormat, DATA_FORMAT] = DataFormat.human
 
 
-def run(invocation: Invocation) -> int:
+class ShowModelOptions(Record):
+    reference: Annotated[str, Positional("ORG/NAME", "A hub repo id (org/name[@revision]) or a local model directory.")]
+    offline: Annotated[bool, OFFLINE] = False
+    verbose: Annotated[bool, VERBOSE] = False
+    output_format: Annotated[DataFormat, DATA_FORMAT] = DataFormat.human
+
+
+# `specguard models` alone lists the catalog, as `models list` does; --format may come before the subcommand too.
+OPTIONS = {
+    "models": Subcommands(
+        {
+            "list": (ListModelsOptions, "Every catalog entry: model, architecture, kind (config copy or facts), source and its date."),
+            "show": (ShowModelOptions, "The facts specguard uses for one model, and where each came from (local, HF cache, hub, catalog)."),
+        },
+        default="list",
+        shared=("output_format",),
+    )
+}
+
+
+def run(invocation: Invocation[ListModelsOptions | ShowModelOptions]) -> int:
     o = invocation.options
-    if o.action == "show":
+    if isinstance(o, ShowModelOptions):
         return show_command(o.reference, o.offline, o.output_format, verbose=o.verbose)
     return list_command(o.output_format)
 
@@ -70,23 +82,23 @@ def show_command(reference: str, offline: bool, output_format: DataFormat, *, ve
         from specguard.report import model_origin
 
         facts = load_facts(reference, offline=offline, role="this", weights=True)
-        config_from = model_origin(facts.model_copy(update={"weights": None}))
+        config_from = model_origin(replace(facts, weights=None))
         rows: list[dict[str, Any]] = [
             {"fact": name, "value": value, "from": config_from}
-            for name, value in facts.model_dump(mode="json", exclude={"source", "origin", "origin_detail", "revision", "weights"}).items()
+            for name, value in as_dict(facts, json=True, exclude={"source", "origin", "origin_detail", "revision", "weights"}).items()
             if value is not None
         ]
         if facts.weights is not None:
-            weights = facts.weights.model_dump(mode="json")
+            weights = as_dict(facts.weights, json=True)
             rows += [{"fact": f"weights.{name}", "value": weights[name], "from": facts.weights.source} for name in _WEIGHT_FIELDS if weights[name] not in (None, [])]
     if as_json:
-        print(json.dumps({"schema_version": 1, "model": facts.model_dump(mode="json"), "facts": rows}, indent=2))
+        print(json.dumps({"schema_version": 1, "model": as_dict(facts, json=True), "facts": rows}, indent=2))
         return 0
     from rich.console import Console
     from rich.table import Table
 
     console = Console(file=sys.stdout, width=output_width())
-    shown_from = model_origin(facts.model_copy(update={"weights": None}), verbose=verbose)
+    shown_from = model_origin(replace(facts, weights=None), verbose=verbose)
     console.print(f"[bold]{facts.source}[/bold]: {shown_from}", highlight=False)
     if facts.weights is None:
         console.print("[dim]weights: no safetensors headers at hand (local directory or HF cache; online, the hub)[/dim]")

@@ -51,8 +51,8 @@ ENV = Option("--env", "KEY=VALUE env var for the launch (repeatable).", repeat=T
 FIX = Option("--fix", "Apply the safe fixes.", switch=True)
 UNSAFE_FIXES = Option("--unsafe-fixes", "Apply every fix, unsafe ones included.", switch=True)
 OFFLINE = Option("--offline", "Never touch the network; the HF cache is still read.", switch=True)
-FORMAT = Option("--format", "Output format.", convert=choice(OutputFormat), default=OutputFormat.human)
-DATA_FORMAT = Option("--format", "Output format.", convert=choice(DataFormat), default=DataFormat.human)
+FORMAT = Option("--format", "Output format.", convert=choice(OutputFormat))
+DATA_FORMAT = Option("--format", "Output format.", convert=choice(DataFormat))
 
 
 def _codes(text: str) -> list[str]:

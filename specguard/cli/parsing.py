@@ -21,11 +21,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Generic, NoReturn, TypeVar
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 E = TypeVar("E", bound=Enum)
+O = TypeVar("O")
 
 
 class UsageError(Exception):
@@ -125,18 +126,21 @@ class Parser(argparse.ArgumentParser):
         return [option for option in self.takes_value if option.startswith("--")]
 
 
-class Invocation(Frozen, kw_only=False):
-    """What a command runs with: its name, its parsed options, and (commands that take them)
-    the SERVER_ARGS and its own option strings (to tell a misspelling of one from a server flag)."""
+class Invocation(Record, Generic[O], kw_only=False):
+    """What a command runs with: its name, its options (the command's typed record), and
+    (commands that take them) the SERVER_ARGS and its own option strings (to tell a misspelling
+    of one from a server flag)."""
 
     name: str
-    options: argparse.Namespace
+    options: O
     server_args: tuple[str, ...] = ()
     own_options: tuple[str, ...] = ()
 
 
-class Option(Frozen, kw_only=False):
-    """One option, declared once: its flag, help, and how its value is read.
+class Option(Record, kw_only=False):
+    """One option, declared once: its flag, help, and how its value is read. A command's record
+    names it on a field (``preset: Annotated[str | None, PRESET] = None``): the field gives the
+    option its destination and its default.
 
     ``convert``: the value's type (a function from the text; ``choice``, ``at_least``); a switch
     has none. ``repeat``: the option may be given several times (a list). ``metavar``: how --help
@@ -145,34 +149,107 @@ class Option(Frozen, kw_only=False):
     flag: str
     help: str
     convert: Callable[[str], Any] | None = None
-    default: Any = None
     switch: bool = False
     repeat: bool = False
     metavar: str | None = None
     required: bool = False
     short: str | None = None  # a one-letter spelling too (-v)
 
-    def add_to(self, parser: Parser) -> None:
-        kwargs: dict[str, Any] = {"help": self.help, "dest": self.dest}
+    def add_to(self, parser: Parser, dest: str, default: Any) -> None:
+        kwargs: dict[str, Any] = {"help": self.help, "dest": dest, "default": default}
         if self.switch:
-            kwargs.update(action="store_true", default=False)
+            kwargs["action"] = "store_true"
         else:
-            metavar = self.metavar or getattr(self.convert, "metavar", None) or self.dest.upper()
-            kwargs.update(default=self.default, required=self.required, metavar=metavar)
+            metavar = self.metavar or getattr(self.convert, "metavar", None) or dest.upper()
+            kwargs.update(required=self.required, metavar=metavar)
             if self.convert is not None:
                 kwargs["type"] = self.convert
             if self.repeat:
                 kwargs["action"] = "append"
         parser.add_argument(*([self.short] if self.short else []), self.flag, **kwargs)
 
-    @property
-    def dest(self) -> str:
-        return "output_format" if self.flag == "--format" else self.flag.removeprefix("--").replace("-", "_")
+
+class Positional(Record, kw_only=False):
+    """A positional argument, named on a record's field like an ``Option``."""
+
+    metavar: str
+    help: str
+    convert: Callable[[str], Any] | None = None
+    nargs: str | None = None  # "*", "?": as argparse takes it
+
+    def add_to(self, parser: Parser, dest: str, default: Any) -> None:
+        kwargs: dict[str, Any] = {"metavar": self.metavar, "help": self.help}
+        if self.convert is not None:
+            kwargs["type"] = self.convert
+        if self.nargs is not None:
+            kwargs.update(nargs=self.nargs, default=default)
+        parser.add_argument(dest, **kwargs)
 
 
-def add_options(parser: Parser, *options: Option) -> None:
-    for option in options:
-        option.add_to(parser)
+class Subcommands(Record, kw_only=False):
+    """A command made of subcommands (``presets list|show|schema``), each with its own record.
+    ``default``: the one a bare command runs. ``shared``: fields every subcommand's record has
+    that may also be given before the subcommand (``models --format json show X``)."""
+
+    commands: dict[str, tuple[type[Record], str]]  # name -> (its record, its help)
+    default: str | None = None
+    shared: tuple[str, ...] = ()
+
+
+def arguments_of(record: type[Record]) -> list[tuple[str, Option | Positional, Any]]:
+    """(field, its Option or Positional, its default) for each field of a command's record, in
+    order. A field's default is the argument's default (argparse's, when the option is absent);
+    a field without one is required."""
+    import typing
+
+    hints = typing.get_type_hints(record, include_extras=True)
+    fields, defaults = record.__struct_fields__, record.__struct_defaults__
+    by_name = dict(zip(fields[len(fields) - len(defaults) :], defaults, strict=True))
+    found = []
+    for name in fields:
+        declared = [meta for meta in getattr(hints[name], "__metadata__", ()) if isinstance(meta, (Option, Positional))]
+        if len(declared) != 1:
+            raise TypeError(f"{record.__qualname__}.{name} names no Option or Positional")
+        default: Any = by_name.get(name)
+        factory = getattr(default, "factory", None)  # field(default_factory=...): argparse needs the value itself
+        found.append((name, declared[0], factory() if callable(factory) else default))
+    return found
+
+
+def build_parser(parser: Parser, spec: type[Record] | Subcommands) -> None:
+    """Add a command's arguments to ``parser``, from its record (or its subcommands' records)."""
+    if not isinstance(spec, Subcommands):
+        for name, argument, default in arguments_of(spec):
+            argument.add_to(parser, name, default)
+        return
+    shared = {
+        name: (argument, default)
+        for record, _ in spec.commands.values()
+        for name, argument, default in arguments_of(record)
+        if name in spec.shared
+    }
+    for name, (argument, default) in shared.items():
+        argument.add_to(parser, name, default)
+    actions = parser.add_subparsers(dest="subcommand", metavar="{" + ",".join(spec.commands) + "}", parser_class=Parser)
+    for command, (record, help_text) in spec.commands.items():
+        sub = actions.add_parser(command, help=help_text)
+        for name, argument, default in arguments_of(record):
+            # A shared option given before the subcommand stays unless given again after it.
+            argument.add_to(sub, name, argparse.SUPPRESS if name in spec.shared else default)
+
+
+def read_options(spec: type[Record] | Subcommands, namespace: argparse.Namespace, prog: str) -> Record:
+    """The command's record from what argparse read (a subcommand's record for a command made of them)."""
+    values = vars(namespace)
+    if not isinstance(spec, Subcommands):
+        return spec(**values)
+    command = values.pop("subcommand", None) or spec.default
+    if command is None:
+        *first, last = spec.commands
+        raise UsageError(f"name a subcommand: {', '.join(first)} or {last}", prog)
+    record = spec.commands[command][0]
+    defaults = {name: default for name, _, default in arguments_of(record)}
+    return record(**{name: values.get(name, defaults[name]) for name in record.__struct_fields__})
 
 
 def choice(enum: type[E]) -> Callable[[str], E]:

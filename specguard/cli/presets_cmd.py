@@ -5,32 +5,46 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Annotated
 
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import DATA_FORMAT, OFFLINE, DataFormat
-from specguard.cli.parsing import Invocation, Parser, UsageError, add_options
+from specguard.cli.parsing import Invocation, Positional, Subcommands
 from specguard.cli.terminal import columns_that_fit, output_width
+from specguard.records import Record
 
 
-def add_arguments(parser: Parser, name: str) -> None:
-    actions = parser.add_subparsers(dest="action", metavar="{list,show,schema}", parser_class=Parser)
-    add_options(actions.add_parser("list", help="The shipped presets: name, runtime, algorithm, target and draft."), DATA_FORMAT)
-    show = actions.add_parser("show", help="The preset's YAML, then what `specguard check --preset NAME` says of it.")
-    show.add_argument("name", metavar="NAME", help="A shipped preset name or a preset YAML file.")
+class ListPresetsOptions(Record):
+    output_format: Annotated[DataFormat, DATA_FORMAT] = DataFormat.human
+
+
+class ShowPresetOptions(Record):
+    name: Annotated[str, Positional("NAME", "A shipped preset name or a preset YAML file.")]
     # show checks offline whatever is given: --offline is accepted, and is the only mode.
-    add_options(show, OFFLINE, DATA_FORMAT)
-    actions.add_parser("schema", help="The JSON Schema of a preset file (what an editor completes and checks a preset with).")
+    offline: Annotated[bool, OFFLINE] = False
+    output_format: Annotated[DataFormat, DATA_FORMAT] = DataFormat.human
 
 
-def run(invocation: Invocation) -> int:
+class SchemaOptions(Record):
+    pass
+
+
+OPTIONS = {
+    "presets": Subcommands({
+        "list": (ListPresetsOptions, "The shipped presets: name, runtime, algorithm, target and draft."),
+        "show": (ShowPresetOptions, "The preset's YAML, then what `specguard check --preset NAME` says of it."),
+        "schema": (SchemaOptions, "The JSON Schema of a preset file (what an editor completes and checks a preset with)."),
+    })
+}
+
+
+def run(invocation: Invocation[ListPresetsOptions | ShowPresetOptions | SchemaOptions]) -> int:
     o = invocation.options
-    if o.action == "list":
+    if isinstance(o, ListPresetsOptions):
         return list_command(o.output_format)
-    if o.action == "show":
+    if isinstance(o, ShowPresetOptions):
         return show_command(o.name, o.output_format)
-    if o.action == "schema":
-        return schema_command()
-    raise UsageError("name a subcommand: list, show or schema", "specguard presets")
+    return schema_command()
 
 
 def schema_command() -> int:

@@ -7,12 +7,11 @@ value is what ``specguard check --preset NAME --write FILE`` writes.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import (
@@ -27,8 +26,9 @@ from specguard.cli.options import (
     UNSAFE_FIXES,
     DialectChoice,
 )
-from specguard.cli.parsing import Invocation, Option, Parser, add_options, choice
+from specguard.cli.parsing import Invocation, Option, Parser, choice
 from specguard.models import Dialect, Finding
+from specguard.records import Record, replace
 
 if TYPE_CHECKING:
     from specguard.spec import LaunchSpec
@@ -57,12 +57,30 @@ NO_FIX = Option("--no-fix", "Render the preset as written, without the safe fixe
 NO_OFFLINE = Option("--offline", "Refused: render never goes online.", switch=True)
 
 
-def add_arguments(parser: Parser, name: str) -> None:
+class RenderOptions(Record):
+    preset: Annotated[str, PRESET]
+    to: Annotated[RenderTarget, TO]
+    target: Annotated[str | None, TARGET] = None
+    draft: Annotated[str | None, DRAFT] = None
+    sglang_version: Annotated[str | None, SGLANG_VERSION] = None
+    gpu: Annotated[str | None, GPU] = None
+    env: Annotated[list[str] | None, ENV] = None
+    unsafe_fixes: Annotated[bool, UNSAFE_FIXES] = False
+    no_fix: Annotated[bool, NO_FIX] = False
+    offline: Annotated[bool, NO_OFFLINE] = False
+    select: Annotated[list[list[str]] | None, SELECT] = None
+    extend_select: Annotated[list[list[str]] | None, EXTEND_SELECT] = None
+    ignore: Annotated[list[list[str]] | None, IGNORE] = None
+
+
+OPTIONS = {"render": RenderOptions}
+
+
+def configure(parser: Parser, name: str) -> None:
     parser.usage = "specguard render --preset NAME --to TARGET [OPTIONS] [-- SERVER_ARGS...]"
-    add_options(parser, PRESET, TO, TARGET, DRAFT, SGLANG_VERSION, GPU, ENV, UNSAFE_FIXES, NO_FIX, NO_OFFLINE, SELECT, EXTEND_SELECT, IGNORE)
 
 
-def run(invocation: Invocation) -> int:
+def run(invocation: Invocation[RenderOptions]) -> int:
     """Render a preset's corrected launch: safe fixes applied (unsafe ones with --unsafe-fixes)."""
     from specguard.cli.check import build_inputs, fix_level, run_check
 
@@ -142,7 +160,7 @@ def run(invocation: Invocation) -> int:
     return 1 if outcome.errors or destination_errors else 0
 
 
-def _refuse_ignored(o: argparse.Namespace) -> None:
+def _refuse_ignored(o: RenderOptions) -> None:
     """An option render would accept and then not act on is refused, so no one believes it did."""
     from specguard.cli.parsing import UsageError
 
@@ -166,7 +184,7 @@ def _for_destination(spec: LaunchSpec, destination: Dialect) -> tuple[LaunchSpec
         items = parse(argv, destination).items
         dropped = [item.flag for item in items if item.flag != "" and item.flag not in known]
         kept = tuple(item for item in items if item.flag == "" or item.flag in known)
-        argv = render(spec.model_copy(update={"items": kept, "dialect": destination}), destination)
+        argv = render(replace(spec, items=kept, dialect=destination), destination)
     return parse(argv, destination, env=spec.env), dropped
 
 

@@ -4,29 +4,36 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Annotated
 
 from specguard.cli.errors import clean_errors
 from specguard.cli.options import DATA_FORMAT, DataFormat
-from specguard.cli.parsing import Invocation, Parser, add_options
+from specguard.cli.parsing import Invocation, Positional
 from specguard.errors import InputError
 from specguard.models import Severity
+from specguard.records import Record
 from specguard.rules import ALL_RULES, RULES_BY_CODE
 from specguard.rules.base import Rule
 from specguard.rules.docs import rule_markdown
 from specguard.severity import default_severity, in_default_set
 
 
-def add_arguments(parser: Parser, name: str) -> None:
-    if name == "rule":
-        parser.add_argument("code", metavar="CODE", help="A rule code such as DM001, or its name.")
-    else:
-        add_options(parser, DATA_FORMAT)
+class RulesOptions(Record):
+    output_format: Annotated[DataFormat, DATA_FORMAT] = DataFormat.human
 
 
-def run(invocation: Invocation) -> int:
-    if invocation.name == "rule":
-        return rule_command(invocation.options.code)
-    return rules_command(invocation.options.output_format)
+class RuleOptions(Record):
+    code: Annotated[str, Positional("CODE", "A rule code such as DM001, or its name.")]
+
+
+OPTIONS: dict[str, type[Record]] = {"rules": RulesOptions, "rule": RuleOptions}
+
+
+def run(invocation: Invocation[RulesOptions | RuleOptions]) -> int:
+    o = invocation.options
+    if isinstance(o, RuleOptions):
+        return rule_command(o.code)
+    return rules_command(o.output_format)
 
 
 def rules_command(output_format: DataFormat) -> int:

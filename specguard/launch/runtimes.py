@@ -15,6 +15,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field, replace
 
+from specguard import records
 from specguard.dialects import render, render_command
 from specguard.errors import InputError
 from specguard.inputs import CheckInputs
@@ -155,16 +156,15 @@ def resolve_tiny(inputs: CheckInputs, *, build: bool = True) -> tuple[CheckInput
             raise InputError(f"unknown tiny model {token!r}", hint="use tiny:target, tiny:draft or tiny:eagle3")
         return paths[token]
 
-    return inputs.model_copy(
-        update={
-            "server_args": [swap(t) or "" for t in inputs.server_args],
-            "target": swap(inputs.target),
-            "draft": swap(inputs.draft),
-            # The real config.json is now at hand: a preset's stated facts must not stand in for it.
-            "target_fallback": None if inputs.target_fallback is not None and uses_tiny_ref(inputs.target) else inputs.target_fallback,
-            "draft_fallback": None if inputs.draft_fallback is not None and uses_tiny_ref(inputs.draft) else inputs.draft_fallback,
-            "models_may_be_absent": inputs.models_may_be_absent or bool(missing),
-        }
+    return records.replace(
+        inputs,
+        server_args=[swap(t) or "" for t in inputs.server_args],
+        target=swap(inputs.target),
+        draft=swap(inputs.draft),
+        # The real config.json is now at hand: a preset's stated facts must not stand in for it.
+        target_fallback=None if inputs.target_fallback is not None and uses_tiny_ref(inputs.target) else inputs.target_fallback,
+        draft_fallback=None if inputs.draft_fallback is not None and uses_tiny_ref(inputs.draft) else inputs.draft_fallback,
+        models_may_be_absent=inputs.models_may_be_absent or bool(missing),
     ), note
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from specguard.frozen import Frozen
 from specguard.memory.estimate import GIB, MemoryBudget, estimate
 from specguard.models import Edit, FlagValue
+from specguard.records import Record
 from specguard.resolution.cuda_graph import graph_max_flag
 from specguard.spec import LaunchSpec
 
@@ -42,7 +42,7 @@ def best_fraction(budget: MemoryBudget) -> float:
     return min(MAX_FRACTION, math.floor(fraction * 100) / 100)
 
 
-class Plan(Frozen):
+class Plan(Record):
     # (the fraction in effect, the one chosen) when the plan changes --mem-fraction-static.
     fraction: tuple[float, float] | None
     recipe_steps: tuple[str, ...]

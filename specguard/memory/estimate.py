@@ -23,7 +23,8 @@ from specguard.memory.params import (
     draft_shaped_like_target,
     kv_bytes_per_token,
 )
-from specguard.models import Environment, Frozen, GpuSpec, ModelFacts
+from specguard.models import Environment, GpuSpec, ModelFacts
+from specguard.records import Record
 from specguard.resolution import Resolution
 from specguard.resolution.cuda_graph import (
     VISIBLE_FRACTION,
@@ -60,7 +61,7 @@ _QUANT_BYTES = {
 _SCALE_BYTES = {1.0: 4 / (128 * 128), 0.5: 2 / 128}
 
 
-class BudgetLine(Frozen):
+class BudgetLine(Record):
     name: str
     bytes: int
     assumption: str
@@ -71,7 +72,7 @@ class BudgetLine(Frozen):
         return self.bytes / GIB
 
 
-class MemoryBudget(Frozen):
+class MemoryBudget(Record):
     """One GPU's memory, line by line. Bytes are per GPU (after tp sharding)."""
 
     gpu: str

@@ -6,10 +6,11 @@ into bytes per GPU.
 
 from __future__ import annotations
 
-from specguard.models import Frozen, ModelFacts
+from specguard.models import ModelFacts
+from specguard.records import Record, replace
 
 
-class ParamCount(Frozen):
+class ParamCount(Record):
     """Parameters by what they are, because they are stored and sharded differently.
 
     ``linear``: decoder matrices (attention projections, MLP, experts) that a quantized
@@ -162,7 +163,7 @@ def draft_shaped_like_target(kind: str | None, draft: ModelFacts | None, target:
         return None
     stated = {name: getattr(draft, name) for name in _HEAD_SHAPE}
     update = {name: getattr(target, name) for name, value in stated.items() if value is None}
-    return draft.model_copy(update={**update, "num_hidden_layers": draft.num_hidden_layers or 1})
+    return replace(draft, **{**update, "num_hidden_layers": draft.num_hidden_layers or 1})
 
 
 def count_draft(kind: str | None, draft: ModelFacts | None, target: ModelFacts | None) -> ParamCount | None:

@@ -13,6 +13,7 @@ from specguard.models import Applicability, Dialect, Edit, Finding, Fix
 from specguard.presets.loader import LoadedPreset, load, resolve_inside
 from specguard.presets.model import Preset, flags_to_argv
 from specguard.presets.yaml_edit import repoint_modeline
+from specguard.records import replace
 from specguard.spec import LaunchSpec
 from specguard.text_input import (
     TooLargeError,
@@ -30,19 +31,18 @@ def apply_preset(name_or_path: str, inputs: CheckInputs) -> CheckInputs:
     loaded = load(name_or_path)
     preset = loaded.preset
     hardware = preset.hardware
-    return inputs.model_copy(
-        update={
-            "server_args": [*preset.argv(), *inputs.server_args],
-            "dialect": inputs.dialect or preset.flag_dialect,
-            "target": inputs.target or _reference(preset.target.model, preset.target.revision),
-            "draft": inputs.draft or (_reference(preset.draft.model, preset.draft.revision) if preset.draft else None),
-            "sglang_version": inputs.sglang_version or preset.sglang_version,
-            "gpu": inputs.gpu or hardware.gpu,
-            "gpu_count": inputs.gpu_count or hardware.count,
-            "target_fallback": loaded.facts("target"),
-            "draft_fallback": loaded.facts("draft"),
-            "preset_env": {**preset.env, **dict(inputs.preset_env or {})},
-        }
+    return replace(
+        inputs,
+        server_args=[*preset.argv(), *inputs.server_args],
+        dialect=inputs.dialect or preset.flag_dialect,
+        target=inputs.target or _reference(preset.target.model, preset.target.revision),
+        draft=inputs.draft or (_reference(preset.draft.model, preset.draft.revision) if preset.draft else None),
+        sglang_version=inputs.sglang_version or preset.sglang_version,
+        gpu=inputs.gpu or hardware.gpu,
+        gpu_count=inputs.gpu_count or hardware.count,
+        target_fallback=loaded.facts("target"),
+        draft_fallback=loaded.facts("draft"),
+        preset_env={**preset.env, **dict(inputs.preset_env or {})},
     )
 
 
@@ -71,7 +71,7 @@ def handled_findings(name_or_path: str, ctx: Any) -> list[Finding]:
         item = own.items[0]
         if ctx.spec.item(item.flag) is None or ctx.spec.item(item.flag).values != item.values:
             continue
-        without = ctx.spec.model_copy(update={"items": tuple(i for i in ctx.spec.items if i.flag != item.flag)})
+        without = replace(ctx.spec, items=tuple(i for i in ctx.spec.items if i.flag != item.flag))
         bare = ctx.with_spec(without)
         if not rule.applies_to(bare):
             continue
@@ -84,9 +84,7 @@ def handled_findings(name_or_path: str, ctx: Any) -> list[Finding]:
                 edits=(Edit(name=item.flag, value=item.values[0] if len(item.values) == 1 else (item.values or True)),),
             )
             found.append(
-                finding.model_copy(
-                    update={"applied": True, "resolved": True, "fix": handled_by, "message": f"handled by the preset's {written}{note}: {finding.message}"}
-                )
+                replace(finding, applied=True, resolved=True, fix=handled_by, message=f"handled by the preset's {written}{note}: {finding.message}")
             )
     return found
 

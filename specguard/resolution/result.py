@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from specguard.frozen import Field
-from specguard.models import Frozen
+from specguard.records import Record, field
 from specguard.sglang_facts.defaults import SpecParams
 
 
-class Resolution(Frozen):
+class Resolution(Record):
     """The values SGLang will run with; ``set_by`` names the resolution step for each one it sets."""
 
     algorithm: str | None = None
@@ -16,20 +15,17 @@ class Resolution(Frozen):
     num_draft_tokens: int | None = None
     draft_model_path: str | None = None
     max_running_requests: int | None = None
-    attention_backend: str | None = Field(
-        default=None, description="the backend the target runs: --attention-backend, else SGLang's default for the GPU"
-    )
+    attention_backend: str | None = None  # the backend the target runs: --attention-backend, else SGLang's default for the GPU
     draft_attention_backend: str | None = None
-    page_size: int | None = Field(default=None, description="the KV page size after the backends' page constraints")
-    cuda_graph_max_bs: int | None = Field(default=None, description="the decode CUDA-graph max batch size at argument time")
+    page_size: int | None = None  # the KV page size after the backends' page constraints
+    cuda_graph_max_bs: int | None = None  # the decode CUDA-graph max batch size at argument time
     disable_overlap_schedule: bool | None = None
     enable_mixed_chunk: bool | None = None
-    adaptive: bool | None = Field(
-        default=None, description="--speculative-adaptive: True when SGLang runs it, False when it switches it off, None when not asked"
-    )
-    adaptive_off_reason: str | None = Field(default=None, description="why SGLang switches --speculative-adaptive off")
-    attention_dp_size: int = Field(default=1, description="the attention-DP width SGLang resolves (1: no attention DP)")
-    set_by: dict[str, str] = Field(default_factory=dict)
+    # --speculative-adaptive: True when SGLang runs it, False when it switches it off, None when not asked
+    adaptive: bool | None = None
+    adaptive_off_reason: str | None = None  # why SGLang switches --speculative-adaptive off
+    attention_dp_size: int = 1  # the attention-DP width SGLang resolves (1: no attention DP)
+    set_by: dict[str, str] = field(default_factory=dict)
 
     def params(self) -> SpecParams | None:
         if self.num_steps is None or self.eagle_topk is None or self.num_draft_tokens is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specguard.records import as_dict
 from specguard.resolution.result import Resolution
 from specguard.sglang_facts.defaults import (
     SGL_JAX_DEFAULT_ATTENTION_BACKEND,
@@ -24,7 +25,7 @@ _PARAM_DESTS = (
 def resolve_sgl_jax(spec: LaunchSpec) -> Resolution:
     set_by: dict[str, str] = {}
     values: dict[str, Any] = {"algorithm": spec.get("speculative_algorithm").upper()}
-    defaults = SGL_JAX_DEFAULT_PARAMS.model_dump()
+    defaults = as_dict(SGL_JAX_DEFAULT_PARAMS)
     for field, dest in _PARAM_DESTS:
         value = spec.get(dest)
         if value is None:

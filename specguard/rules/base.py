@@ -13,6 +13,7 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
+import msgspec
 from packaging.version import Version
 
 from specguard.models import (
@@ -21,15 +22,14 @@ from specguard.models import (
     Dialect,
     Edit,
     Environment,
-    Field,
     Finding,
     Fix,
     FlagValue,
-    Frozen,
     ModelFacts,
     RequestFeature,
     Severity,
 )
+from specguard.records import Record, field
 from specguard.resolution import Resolution, canonical_algorithm, predict
 from specguard.spec import LaunchSpec
 
@@ -66,7 +66,7 @@ def version_in_range(specifier: str, version: Version) -> bool:
     return all(_COMPARISONS[op](version, bound) for op, bound in _clauses(specifier))
 
 
-class CheckContext(Frozen, kw_only=False):
+class CheckContext(Record, kw_only=False):
     """Everything a rule may look at. Build it with ``CheckContext.build``."""
 
     spec: LaunchSpec
@@ -82,9 +82,9 @@ class CheckContext(Frozen, kw_only=False):
     def with_spec(self, spec: LaunchSpec) -> CheckContext:
         env = self.env
         if env.sglang_version_inferred:  # the version follows the flags: a fix may move it
-            from specguard.versions import inferred_environment
+            from specguard.environment import with_release_of
 
-            env = inferred_environment(env, spec)
+            env = with_release_of(env, spec)
         return CheckContext.build(spec, self.target, self.draft, env)
 
     @property
@@ -105,13 +105,13 @@ class CheckContext(Frozen, kw_only=False):
         return _spelling(name, self.spec.dialect)
 
 
-class Example(Frozen):
+class Example(Record):
     """A configuration in data: the bad one must make the rule fire, the good one must not."""
 
     argv: tuple[str, ...]
     target: dict[str, Any] | None = None
     draft: dict[str, Any] | None = None
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
     gpu: str | None = None
     sglang_version: str | None = None
     # How the release was named, when not given: "inferred from flags", "dated from a report".
@@ -137,8 +137,9 @@ class Example(Frozen):
             from specguard.environment import with_sgl_jax_build
 
             env = with_sgl_jax_build(env, self.sgl_jax_version, detect=False)
-        target = ModelFacts(source="example:target", **self.target) if self.target is not None else None
-        draft = ModelFacts(source="example:draft", **self.draft) if self.draft is not None else None
+        # Facts written as data (lists, nested dicts, enum values): typed here, where they are read.
+        target = msgspec.convert({"source": "example:target", **self.target}, ModelFacts) if self.target is not None else None
+        draft = msgspec.convert({"source": "example:draft", **self.draft}, ModelFacts) if self.draft is not None else None
         return CheckContext.build(spec, target, draft, env)
 
     def command(self) -> str:
@@ -147,7 +148,7 @@ class Example(Frozen):
         return f"{prefix}{env + ' ' if env else ''}{' '.join(self.argv)}"
 
 
-class RuleDocs(Frozen):
+class RuleDocs(Record):
     what: str
     why: str
     fix: str
@@ -168,7 +169,7 @@ class FixAvailability(str, Enum):
 SGLANG_DIALECTS = (Dialect.SGLANG, Dialect.SLIME)
 
 
-class Rule(Frozen, kw_only=False):
+class Rule(Record, kw_only=False):
     code: str
     name: str
     summary: str

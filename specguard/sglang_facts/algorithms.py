@@ -14,10 +14,10 @@ algorithm (mixed chunk) over all rows.
 
 from __future__ import annotations
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 
-class Algorithm(Frozen, kw_only=False):
+class Algorithm(Record, kw_only=False):
     name: str
     documented: bool  # one of the six the SGLang docs describe (the rest are passed through)
     alias_of: str | None = None

@@ -16,12 +16,12 @@ from typing import TypeVar
 
 from packaging.version import Version
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 T = TypeVar("T")
 
 
-class Change(Frozen, kw_only=False):
+class Change(Record, kw_only=False, dict=True):  # dict: room for the cached_property
     """The first SGLang release with a behaviour, and the source it was read from."""
 
     first_release: str

@@ -5,10 +5,10 @@ written once. Which algorithms form which family is ``algorithms``'s table, not 
 
 from __future__ import annotations
 
-from specguard.models import Frozen
+from specguard.records import Record
 
 
-class SpecParams(Frozen):
+class SpecParams(Record):
     num_steps: int
     eagle_topk: int
     num_draft_tokens: int

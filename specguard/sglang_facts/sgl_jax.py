@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from datetime import date
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 from specguard.refs import same_commit
 
 
-class JaxChange(Frozen, kw_only=False):
+class JaxChange(Record, kw_only=False):
     """The first sgl-jax build (by commit date) with a behaviour, and the commit it arrived in."""
 
     first: date
@@ -42,7 +42,7 @@ DFLASH = JaxChange(
 )
 
 
-class JaxBuild(Frozen, kw_only=False):
+class JaxBuild(Record, kw_only=False):
     names: tuple[str, ...]  # how users write it: a PyPI version, a tag, a commit
     built: date
     source: str

@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 
 from specguard.cli.options import FORMAT, GPU, GPU_COUNT, OFFLINE, OutputFormat
 from specguard.cli.parsing import (
     Option,
     Parser,
+    Positional,
+    Subcommands,
     UsageError,
-    add_options,
     at_least,
+    build_parser,
     choice,
+    read_options,
 )
+from specguard.records import Record, field
 from tests.conftest import run_cli
+
+
+class CheckLike(Record):
+    gpu: Annotated[str | None, GPU] = None
+    gpu_count: Annotated[int | None, GPU_COUNT] = None
+    offline: Annotated[bool, OFFLINE] = False
+    output_format: Annotated[OutputFormat, FORMAT] = OutputFormat.human
+    env: Annotated[list[str] | None, Option("--env", "KEY=VALUE", repeat=True)] = None
 
 
 def _check_like() -> Parser:
     parser = Parser("specguard check")
-    add_options(parser, GPU, GPU_COUNT, OFFLINE, FORMAT, Option("--env", "KEY=VALUE", repeat=True))
+    build_parser(parser, CheckLike)
     return parser
 
 
@@ -47,11 +61,58 @@ def test_an_option_value_that_looks_like_a_flag_is_still_the_value() -> None:
     assert own == ["--gpu", "--tp"]
 
 
-def test_values_are_parsed_and_checked() -> None:
+def test_values_are_parsed_and_checked_into_the_commands_record() -> None:
     parser = _check_like()
-    options = parser.parse_args(["--gpu-count", "4", "--format", "JSON", "--env", "A=1", "--env", "B=2"])
-    assert options.gpu_count == 4 and options.output_format is OutputFormat.json and options.env == ["A=1", "B=2"]
-    assert options.gpu is None and options.offline is False
+    options = read_options(CheckLike, parser.parse_args(["--gpu-count", "4", "--format", "JSON", "--env", "A=1", "--env", "B=2"]), parser.prog)
+    assert options == CheckLike(gpu_count=4, output_format=OutputFormat.json, env=["A=1", "B=2"])
+    assert read_options(CheckLike, parser.parse_args([]), parser.prog) == CheckLike()  # the record's defaults are argparse's
+
+
+class Files(Record):
+    files: Annotated[list[str], Positional("FILE", "files", nargs="*")] = field(default_factory=list)
+    verbose: Annotated[bool, Option("--verbose", "say more", switch=True)] = False
+
+
+class Shown(Record):
+    name: Annotated[str, Positional("NAME", "what to show")]
+    verbose: Annotated[bool, Option("--verbose", "say more", switch=True)] = False
+
+
+def test_positionals_and_subcommands_each_read_into_their_own_record() -> None:
+    parser = Parser("specguard demo")
+    build_parser(parser, Files)
+    assert read_options(Files, parser.parse_args(["a", "b", "--verbose"]), parser.prog) == Files(files=["a", "b"], verbose=True)
+    spec = Subcommands({"list": (Files, "list them"), "show": (Shown, "show one")}, default="list", shared=("verbose",))
+    parser = Parser("specguard demo")
+    build_parser(parser, spec)
+    assert read_options(spec, parser.parse_args([]), parser.prog) == Files()
+    assert read_options(spec, parser.parse_args(["show", "x"]), parser.prog) == Shown(name="x")
+    # A shared option counts given before the subcommand as after it.
+    assert read_options(spec, parser.parse_args(["--verbose", "show", "x"]), parser.prog) == Shown(name="x", verbose=True)
+    assert read_options(spec, parser.parse_args(["show", "x", "--verbose"]), parser.prog) == Shown(name="x", verbose=True)
+
+
+def test_a_field_that_names_no_argument_is_refused_when_the_parser_is_built() -> None:
+    class Broken(Record):
+        gpu: str | None = None
+
+    with pytest.raises(TypeError, match="Broken.gpu names no Option or Positional"):
+        build_parser(Parser("specguard broken"), Broken)
+
+
+def test_every_commands_record_builds_its_parser_and_reads_its_defaults() -> None:
+    # A misspelled option name is a type error (mypy checks each `o.<name>` against the record);
+    # here every command's record and parser are checked to agree at run time too.
+    from specguard.cli.main import COMMANDS, command_parser
+
+    for name, command in COMMANDS.items():
+        _, parser, options = command_parser(name, command)
+        records = [record for record, _ in options.commands.values()] if isinstance(options, Subcommands) else [options]
+        dests = {action.dest for action in parser._actions if action.dest not in ("help", "subcommand")}
+        subparsers = [a for a in parser._actions if a.dest == "subcommand"]
+        for sub in (subparsers[0].choices.values() if subparsers else ()):  # type: ignore[union-attr]
+            dests |= {action.dest for action in sub._actions if action.dest != "help"}
+        assert dests == {field for record in records for field in record.__struct_fields__}, name
 
 
 @pytest.mark.parametrize(

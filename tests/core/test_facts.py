@@ -9,6 +9,7 @@ import pytest
 
 from specguard.errors import InputError
 from specguard.facts import facts_from_config, load_facts
+from specguard.records import as_dict
 from tests.conftest import DRAFT_TEMPLATES, HF_CONFIGS
 
 FIXTURES = sorted(p.parent for p in HF_CONFIGS.rglob("config.json"))
@@ -36,7 +37,7 @@ def test_every_fixture_loads_in_both_dtype_spellings(directory: Path, tmp_path: 
     other = load_facts(str(tmp_path))
     assert other.dtype == facts.dtype and other.dtype_key == "dtype"
     where = {"source", "folder", "dtype_key"}  # where the file lies, and how dtype was spelled
-    assert other.model_dump(exclude=where) == facts.model_dump(exclude=where)
+    assert as_dict(other, exclude=where) == as_dict(facts, exclude=where)
     for field, value in EXPECTED.get(str(directory.relative_to(HF_CONFIGS)), {}).items():
         assert getattr(facts, field) == value, field
 

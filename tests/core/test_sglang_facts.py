@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from specguard.frozen import field_names
+from specguard.records import field_names
 from specguard.rules import ALL_RULES
 from specguard.rules.base import _clauses
 from specguard.sglang_facts import algorithms, changes

@@ -35,10 +35,8 @@ def _when(history, name: str, index: int) -> str:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    from specguard.versions import (  # the release history loads only here
-        history,
-        sglang_spelling,
-    )
+    from specguard.dialects import sglang_spelling
+    from specguard.versions import history  # the release history loads only here
 
     data = history()
     index = data.index_of(ctx.version)

@@ -14,10 +14,11 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     # release the launch runs on, and VB010/VB013 judge the launch against it.
     if ctx.env.sglang_version_origin != "inferred from flags":
         return
+    from specguard.dialects import sglang_spelling
     from specguard.flag_values import (
         refused_values,  # the release history loads only here
     )
-    from specguard.versions import history, sglang_spelling
+    from specguard.versions import history
 
     data = history()
     newest = len(data.releases) - 1

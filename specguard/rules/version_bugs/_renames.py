@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 from specguard.sglang_facts.changes import (
     CUDA_GRAPH_DECODE_FLAGS,
     CUDA_GRAPH_OLD_FLAGS_REMOVED,
@@ -33,7 +33,7 @@ from specguard.sglang_facts.changes import (
 )
 
 
-class Rename(Frozen, kw_only=False):
+class Rename(Record, kw_only=False):
     old: str
     new: str
     new_since: Version  # first release that knows ``new``

@@ -9,6 +9,7 @@ import pytest
 
 from specguard.facts import facts_from_file, load_facts
 from specguard.models import Dialect, ModelFacts, Severity
+from specguard.records import replace
 from specguard.rules import RULES_BY_CODE
 from specguard.rules.base import CheckContext, Example
 from specguard.rules.draft_model._common import derived_context_length, is_hub_reference
@@ -43,7 +44,7 @@ def ctx_of(argv, target: ModelFacts | None, draft: ModelFacts | None, dialect=Di
 
 def facts(path: Path, **update) -> ModelFacts:
     loaded = load_facts(str(path)) if path.is_dir() else facts_from_file(path, source=str(path))
-    return loaded.model_copy(update=update) if update else loaded
+    return replace(loaded, **update) if update else loaded
 
 
 def ex(argv, target=None, draft=None, **kw) -> CheckContext:
