@@ -202,12 +202,14 @@ def hf_page_entries() -> list[dict]:
 
     sys.path.insert(0, str(ROOT))
     from specguard.facts import facts_from_config
+    from specguard.records import as_dict
 
     entries = []
     for model, (url, shown) in HF_PAGES.items():
         page = json.loads((READ_COPIES_DIR / "huggingface.co" / model / "config.json.page.json").read_text())
-        facts = facts_from_config(page, source=url).model_dump(
-            mode="json", exclude_none=True, exclude={"source", "origin", "origin_detail", "revision", "weights"}
+        facts = as_dict(
+            facts_from_config(page, source=url), json=True, exclude_none=True,
+            exclude={"source", "origin", "origin_detail", "revision", "weights"},
         )
         entries.append(
             {

@@ -22,6 +22,13 @@ if [ "${SPECGUARD_SKIP_SGLANG_ENV:-0}" = "1" ]; then
 else
   bash scripts/sglang_env/setup.sh
 fi
+# The two newest SGLang wheels, for the release ledger's generator test (the newest release pair,
+# regenerated from its wheels, must be all in the ledger): downloaded once, kept in .cache/.
+if [ -z "${SPECGUARD_SGLANG_WHEELS:-}" ]; then
+  mkdir -p .cache/sgl-wheels
+  for release in 0.5.22 0.5.23; do python -m pip download --quiet --no-deps "sglang==$release" -d .cache/sgl-wheels; done
+  export SPECGUARD_SGLANG_WHEELS="$PWD/.cache/sgl-wheels"
+fi
 # zsh and fish, so the completion tests drive those shells too (they skip, naming the shell,
 # where it cannot be installed).
 if ! command -v zsh >/dev/null || ! command -v fish >/dev/null; then

@@ -16,13 +16,13 @@ import re
 from functools import cache
 from pathlib import Path
 
-from specguard.frozen import Frozen
+from specguard.records import Record
 
 STRINGS_FILE = Path(__file__).with_name("data") / "sglang-crash-strings.json"
 WILDCARD = "<*>"
 
 
-class CrashString(Frozen):
+class CrashString(Record):
     """One message SGLang can print, where it lives and the releases that hold it."""
 
     message: str

@@ -152,3 +152,16 @@ def test_an_alias_has_every_property_of_its_target() -> None:
             target = algorithms.BY_NAME[row.alias_of]
             differing = [f for f in algorithms.PROPERTY_SOURCES if f not in own and getattr(row, f) != getattr(target, f)]
             assert differing == [], (row.name, differing)
+
+
+def test_the_package_version_is_written_once() -> None:
+    # specguard.__version__ is the one place: pyproject.toml reads it (setuptools' dynamic attr).
+    import importlib.metadata
+    import tomllib
+
+    import specguard
+
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "specguard.__version__"}
+    assert importlib.metadata.version("specguard") == specguard.__version__

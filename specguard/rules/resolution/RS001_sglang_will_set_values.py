@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Category, Dialect, Finding, Severity
+from specguard.resolution.cuda_graph import graph_max_flag
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.examples import LLAMA31_8B_EAGLE
-from specguard.sglang_facts.changes import CUDA_GRAPH_DECODE_FLAGS
 
 _FIELD_FLAGS = {
     "algorithm": "--speculative-algorithm",
@@ -20,14 +20,13 @@ _FIELD_FLAGS = {
     "disable_overlap_schedule": "--disable-overlap-schedule",
     "enable_mixed_chunk": "--enable-mixed-chunk",
     "draft_attention_backend": "--speculative-draft-attention-backend",
-    "cuda_graph_max_bs": "--cuda-graph-max-bs-decode",
     "page_size": "--page-size",
 }
 
 
 def _flag(ctx: CheckContext, field: str) -> str:
-    if field == "cuda_graph_max_bs" and ctx.version < CUDA_GRAPH_DECODE_FLAGS.release:
-        return "--cuda-graph-max-bs"
+    if field == "cuda_graph_max_bs":
+        return graph_max_flag(ctx.version)  # the release's own name of the flag
     return _FIELD_FLAGS[field]
 
 

@@ -1,25 +1,23 @@
 """Every launch script in slime's own ``scripts/``, checked as a user would at that slime commit
 (``--script``, ``--slime-version``): slime's maintainers run them, so each must get no error and
 no warning unless a public report shows that script failing (none is known at the commits below).
-The scripts are kept, unchanged, in ``fixtures/slime-COMMIT/scripts`` (fixtures/SOURCES.md)."""
+The scripts are kept, unchanged, in ``tests/cli/fixtures/slime/scripts`` (its SOURCES.md)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli
 
-FIXTURES = Path(__file__).parent / "fixtures"
-# The newest slime commit specguard knows (slime-sglang-pins.json, slime-flags.json).
-COMMITS = ["624b824a8"]
+# The newest slime commit specguard knows (slime-sglang-pins.json, slime-flags.json), and its scripts.
+SCRIPTS = {"624b824a8": REPO / "tests" / "cli" / "fixtures" / "slime" / "scripts"}
 
 
-@pytest.mark.parametrize("commit", COMMITS)
+@pytest.mark.parametrize("commit", sorted(SCRIPTS))
 def test_slimes_own_scripts_get_no_error_and_no_warning(commit: str) -> None:
-    scripts = sorted((FIXTURES / f"slime-{commit}" / "scripts").glob("*.sh"))
+    scripts = sorted(SCRIPTS[commit].glob("*.sh"))
     assert len(scripts) >= 20, "the scripts were not all found"
     loud: dict[str, object] = {}
     for script in scripts:
