@@ -229,7 +229,9 @@ def explain(found: LogDigest, sglang_version: str | None, gpu: str | None) -> tu
     except InvalidVersion:
         version = None
     lines = [line for _, line in found.candidates]
-    diagnoses = diagnose(lines, outcome.findings if outcome else (), version, _possible_releases(ctx, sglang_version, found))
+    raised = {line: hit for _, line in found.errors if (hit := raised_at(line)) is not None}
+    releases = _possible_releases(ctx, sglang_version, found, list(raised.values()))
+    diagnoses = diagnose(lines, outcome.findings if outcome else (), version, releases)
     causes = [
         {
             "rule": d.rule,
@@ -242,6 +244,7 @@ def explain(found: LogDigest, sglang_version: str | None, gpu: str | None) -> tu
             "fix": _fix(d, ctx, outcome),
             "fixed_in": fixed_in(RULES_BY_CODE[d.rule]) if d.rule in RULES_BY_CODE else None,
             "sources": _sources(d.signature.source, RULES_BY_CODE.get(d.rule or "")),
+            "raised_at": raised_json(raised_at(d.line)),
         }
         for d in diagnoses
     ]
@@ -272,14 +275,17 @@ def explain(found: LogDigest, sglang_version: str | None, gpu: str | None) -> tu
     errors = any(c["rule"] in RULES_BY_CODE and RULES_BY_CODE[c["rule"]].severity.value == "error" for c in causes)
     document = {
         "schema_version": SCHEMA_VERSION, "causes": causes, "launch": launch, "check": check, "unplaced": unplaced[:MAX_UNPLACED],
+        # Where SGLang raises each unplaced line (its crash strings), when it is one of them.
+        "unplaced_raised_at": [raised_json(raised_at(line)) for line in unplaced[:MAX_UNPLACED]],
     }
     return document, 1 if errors else 0, notes
 
 
-def _possible_releases(ctx: Any, sglang_version: str | None, found: LogDigest) -> tuple[Any, ...] | None:
+def _possible_releases(ctx: Any, sglang_version: str | None, found: LogDigest, raised: list[Any]) -> tuple[Any, ...] | None:
     """The releases the logged launch may have run, for ranking causes by their rules' windows:
-    None where one release is named (--sglang-version, the log's version line); the range its
-    flags fit where the check inferred the release; empty where nothing dates it (the check's
+    None where one release is named (--sglang-version, the log's version line); else those its
+    flags fit (where the check inferred the release) and that hold every message the log shows
+    SGLang raising (``raised``: its crash strings); empty where nothing dates it (the check's
     default release is an assumption, not evidence against a rule's window)."""
     from packaging.version import Version
 
@@ -287,12 +293,37 @@ def _possible_releases(ctx: Any, sglang_version: str | None, found: LogDigest) -
 
     if sglang_version or found.version:
         return None
-    span = ctx.env.sglang_version_range if ctx is not None else None
-    if not span:
-        return ()
     releases = history().releases
-    first, last = releases.index(span[0]), releases.index(span[1])
-    return tuple(Version(release) for release in releases[first : last + 1])
+    span = ctx.env.sglang_version_range if ctx is not None else None
+    possible = set(releases[releases.index(span[0]) : releases.index(span[1]) + 1]) if span else None
+    for hit in raised:
+        if hit.first in releases and hit.last in releases:
+            holding = set(releases[releases.index(hit.first) : releases.index(hit.last) + 1])
+            possible = holding if possible is None else possible & holding
+    if not possible:
+        return ()
+    return tuple(Version(release) for release in releases if release in possible)
+
+
+def raised_at(line: str) -> Any:
+    """Where SGLang raises ``line``'s message, and the releases that hold it (the release ledger's
+    crash strings, ``specguard/crash_strings.py``): the most specific template found in it, or None."""
+    from specguard.crash_strings import matching
+
+    found = matching(line)
+    return found[0] if found else None
+
+
+def raised_json(hit: Any) -> dict[str, str] | None:
+    if hit is None:
+        return None
+    from specguard.versions import history
+
+    releases = history().releases
+    # The first release without the message, where the ledger has it (a fix, a reworded message, a refactor).
+    gone = releases[releases.index(hit.last) + 1] if hit.last in releases and hit.last != releases[-1] else None
+    return {"file": f"sglang/{hit.file}", "function": hit.function, "exception": hit.exception, "first": hit.first, "last": hit.last,
+            "gone_from": gone}
 
 
 def _fix(diagnosis: Any, ctx: Any, outcome: Any) -> list[str] | None:
@@ -342,6 +373,8 @@ def human(document: dict[str, Any]) -> str:
             say("fix:", " ".join(cause["fix"]))
         if cause["fixed_in"]:
             say("fixed in:", f"SGLang {cause['fixed_in']}")
+        if cause["raised_at"]:
+            say("raised in:", _raised_words(cause["raised_at"]))
         for source in cause["sources"]:
             say("source:", source)
     if not document["causes"]:
@@ -349,6 +382,8 @@ def human(document: dict[str, Any]) -> str:
         out.append("no known cause" + (": no signature fits the error line" if unplaced else ": the log holds no error line"))
         if unplaced:
             say("log:", textwrap.shorten(unplaced[0], 3 * (WIDTH - 12)))
+            if document["unplaced_raised_at"][0]:
+                say("raised in:", _raised_words(document["unplaced_raised_at"][0]))
     launch = document["launch"]
     if launch is not None:
         out.append("launch (sgl-jax):" if launch["dialect"] == "sgl-jax" else f"launch (SGLang {launch['sglang_version']}):")
@@ -366,13 +401,20 @@ def human(document: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _raised_words(raised: dict[str, str]) -> str:
+    releases = raised["first"] if raised["first"] == raised["last"] else f"{raised['first']} to {raised['last']}"
+    where = f"{raised['file']} {raised['function']} (SGLang {releases}"
+    return where + (f"; gone from {raised['gone_from']})" if raised["gone_from"] else ")")
+
+
 def nothing_found(document: dict[str, Any], notes: list[str]) -> str:
     """The one line for a log with no known cause and no launch."""
     unplaced = document["unplaced"]
     line = f"no known cause: no signature fits `{textwrap.shorten(unplaced[0], WIDTH)}`" if unplaced else (
         "no known cause: the log holds no error line"
     )
-    return "; ".join([line, *notes])
+    raised = document["unplaced_raised_at"][0] if unplaced else None
+    return "; ".join([line, *([f"SGLang raises it in {_raised_words(raised)}"] if raised else []), *notes])
 
 
 def sarif(document: dict[str, Any], found: LogDigest) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from tests.launch.conftest import FIXTURES
 
 EXCERPTS = json.loads((FIXTURES / "sglang_log_excerpts.json").read_text(encoding="utf-8"))
 EXPLAIN_FIXTURES = Path(__file__).parent / "fixtures" / "explain"
-KEYS = {"rule", "signature", "line", "meaning", "evidence", "fix", "fixed_in", "sources"}
+KEYS = {"rule", "signature", "line", "meaning", "evidence", "fix", "fixed_in", "sources", "raised_at"}
 
 SERVER_ARGS = (
     "[2026-01-02 10:11:02] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', "
@@ -62,7 +62,7 @@ def test_dtype_mismatch_with_its_launch_gives_the_rule_its_fix_and_the_check(tmp
     result = explain(str(log), "--format", "json")
     document = as_json(result)
     assert result.returncode == 1, result.stderr
-    assert set(document) == {"schema_version", "causes", "launch", "check", "unplaced"}
+    assert set(document) == {"schema_version", "causes", "launch", "check", "unplaced", "unplaced_raised_at"}
     first = document["causes"][0]
     assert (first["signature"], first["rule"]) == ("dtype-mismatch", "DM001")
     assert excerpt["source"] in first["sources"]
@@ -129,6 +129,23 @@ def test_nothing_recognisable_is_one_line_no_known_cause_exit_0(tmp_path: Path) 
     assert result.returncode == 0
     assert result.stdout.decode().splitlines() == ["no known cause: no signature fits `RuntimeError: the flux capacitor is out of phase`"]
     assert result.stderr == b""
+
+
+def test_a_message_sglang_raises_is_traced_to_where_and_the_releases_that_hold_it() -> None:
+    # specguard/data/sglang-crash-strings.json (the release ledger): 0.5.22's kv_shard_hook.py
+    # raises this, and 0.5.23 no longer does.
+    line = "ValueError: --enable-kv-cache-sharding does not support speculative decoding."
+    result = explain("-", stdin=f"Traceback (most recent call last):\n{line}\n")
+    assert result.returncode == 0 and result.stderr == b""
+    where = "sglang/srt/arg_groups/kv_shard_hook.py handle_kv_cache_sharding (SGLang 0.5.22; gone from 0.5.23)"
+    assert result.stdout.decode().splitlines() == [f"no known cause: no signature fits `{line}`; SGLang raises it in {where}"]
+    document = as_json(explain("--format", "json", "-", stdin=f"{line}\n"))
+    assert document["unplaced_raised_at"] == [{
+        "file": "sglang/srt/arg_groups/kv_shard_hook.py", "function": "handle_kv_cache_sharding", "exception": "ValueError",
+        "first": "0.5.22", "last": "0.5.22", "gone_from": "0.5.23",
+    }]
+    # A line SGLang never printed is placed nowhere.
+    assert as_json(explain("--format", "json", "-", stdin="RuntimeError: the flux capacitor is out of phase\n"))["unplaced_raised_at"] == [None]
 
 
 @pytest.mark.parametrize(
