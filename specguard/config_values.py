@@ -96,6 +96,8 @@ TOP_KEYS: dict[str, Kind] = {
     "text_config": Kind.OBJECT,
     "eagle_config": Kind.OBJECT,
     "dflash_config": Kind.OBJECT,
+    "target_layer_ids": Kind.INT_LIST,
+    "num_target_layers": Kind.POSITIVE_INT,
     "quantization_config": Kind.OBJECT,
     "auto_map": Kind.OBJECT,
 }
@@ -111,7 +113,7 @@ NESTED_KEYS: dict[str, dict[str, Kind]] = {
     "rope_parameters": {**_ROPE_KEYS, "rope_theta": Kind.POSITIVE_NUMBER},
     # DM013 judges each id against the target's layers, negative ones included.
     "eagle_config": {"eagle_aux_hidden_state_layer_ids": Kind.INT_LIST},
-    "dflash_config": {"block_size": Kind.POSITIVE_INT},
+    "dflash_config": {"block_size": Kind.POSITIVE_INT, "target_layer_ids": Kind.INT_LIST, "num_target_layers": Kind.POSITIVE_INT},
     "quantization_config": {"quant_method": Kind.STRING},
 }
 

@@ -219,9 +219,20 @@ def facts_from_config(
         target_hidden_size=_as(int, config.get("target_hidden_size")),
         num_aux_hidden_states=_as(int, config.get("num_aux_hidden_states")),
         block_size=_as(int, pick("block_size") if pick("block_size") is not None else dflash_config.get("block_size")),
+        dflash_target_layer_ids=_int_tuple(_dflash_key(dflash_config, config, "target_layer_ids")),
+        dflash_num_target_layers=_as(int, _dflash_key(dflash_config, config, "num_target_layers")),
         has_remote_code=isinstance(config.get("auto_map"), dict),
         **{field: _as(kind, pick(*keys)) for field, (kind, keys) in _PICKED_FIELDS.items()},
     )
+
+
+def _dflash_key(dflash_config: dict[str, Any], config: dict[str, Any], key: str) -> Any:
+    """SGLang's parse_dflash_draft_config: ``dflash_config[key]`` when present, else the top-level key."""
+    return dflash_config[key] if key in dflash_config else config.get(key)
+
+
+def _int_tuple(value: Any) -> tuple[int, ...] | None:
+    return tuple(value) if isinstance(value, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in value) else None
 
 
 def _rope(rope_scaling: Any, rope_parameters: Any, rope_theta: Any) -> tuple[Any, Any]:

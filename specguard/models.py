@@ -129,6 +129,10 @@ class ModelFacts(Record):
     target_hidden_size: int | None = None
     num_aux_hidden_states: int | None = None
     block_size: int | None = None
+    # DFLASH drafts: the target layers whose hidden states feed the draft, and the target's layer
+    # count the draft declares (dflash_config.X, else top-level X; speculative/dflash_utils.py).
+    dflash_target_layer_ids: tuple[int, ...] | None = None
+    dflash_num_target_layers: int | None = None
     has_remote_code: bool | None = None
     # MoE and MLA shape facts, used by the memory estimate.
     num_experts: int | None = None

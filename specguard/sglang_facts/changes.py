@@ -88,7 +88,9 @@ DFLASH_DRAFT_WINDOW_FLAG = Change("0.5.11", "0.5.11 server_args.py:5418 --specul
 DRAFT_WINDOW_FLAG = Change("0.5.12", "0.5.12 server_args.py:5873-5874 --speculative-draft-window-size")
 DFLASH_DRAFT_WINDOW_DEPRECATED = Change("0.5.14", "0.5.14 server_args.py:6341-6348 deprecates --speculative-dflash-draft-window-size")
 DFLASH_DRAFT_WINDOW_REMOVED = Change("0.5.20", "0.5.20 server_args.py: --speculative-dflash-draft-window-size gone")
+DRAFT_WINDOW_ANY_ALGORITHM = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:79-93 checks the window for every algorithm (0.5.11 server_args.py:3319, 3378-3384 and 0.5.12 :3589, 3648-3653: inside the DFLASH branch)")
 DRAFT_SINK_FLAG = Change("0.5.21", "0.5.21 arg_groups/fields/spec.py:162 speculative_draft_sink_size (absent in 0.5.20)")
+TOKENSPEED_MLA_ALIAS = Change("0.5.23", "0.5.23 arg_groups/serving_hook.py:303-320 rewrites tokenspeed_mla to cutedsl_mla; tokenspeed_mla_backend.py is gone")
 ATTN_DP_SIZE_FLAG = Change("0.5.22", "0.5.22 arg_groups/fields/parallel.py:81; server_args.py:416-424 deprecates --enable-dp-attention (P03)")
 NGRAM_FLAGS = Change("0.5.3", "0.5.3 server_args.py:2106-2137 --speculative-ngram-* (none in 0.5.2)")
 NGRAM_TRIE_DEPTH_FLAG = Change("0.5.10", "0.5.10 server_args.py:4880 --speculative-ngram-max-trie-depth (PR 21181)")
@@ -106,6 +108,7 @@ DEFAULT_BACKEND_PICKED_BEFORE_SPEC = Change("0.5.5", "0.5.5 server_args.py:1135-
 TRTLLM_DEFAULT_ON_SM100 = Change("0.5.7", "0.5.7 server_args.py:1517 trtllm_mha the default attention backend on SM100")
 NGRAM_TORCH_NATIVE_WARMUP_CRASH = Change("0.5.18", "sglang#36352: seen on 0.5.18, 'persists in the latest version'")
 ROCM_VERIFY_BROADCAST = Change("0.5.18", "PR 34238; 0.5.18 speculative/eagle_utils.py:741-754")
+MINIMAX_M3_ROCM_VERIFY = Change("0.5.22", "PRs 35889, 36659; 0.5.22 layers/attention/minimax_sparse_backend.py:280-285 (chain only), 428, 464, 570, 1457 (the HIP verify path)")
 # Targets whose model override turns multi-layer EAGLE and SGLANG_ENABLE_SPEC_V2 on by itself for EAGLE.
 FORCED_MULTI_LAYER_EAGLE: dict[str, Change] = {
     "MiMoV2FlashForCausalLM": Change("0.5.7", "0.5.7 server_args.py:1216-1223"),
@@ -118,7 +121,10 @@ MAMBA_AUTO_EXTRA_BUFFER = Change("0.5.14", "0.5.14 server_args.py:4338-4351 'aut
 # ---- features --------------------------------------------------------------------------------------
 HICACHE_DRAFT_KV_BACKED = Change("0.5.11", "sglang#21125; 0.5.11 managers/scheduler.py:441,990-1030, managers/cache_controller.py:843-852")
 TORCH_COMPILE_GRAPH_PADDING_ASSERT = Change("0.5.12", "0.5.12 server_args.py:7243 (catalogue P48)")
+REJECTION_IMPLIED_BY_BLOCK = Change("0.5.22", "0.5.22 arg_groups/speculative_hook.py:171-181 block verification turns rejection sampling on for EAGLE/EAGLE3 (new flag)")
+DETERMINISTIC_REJECTION_ON_CUDA = Change("0.5.23", "0.5.23 arg_groups/speculative_hook.py:1225-1230 refused only off CUDA; 0.5.22 :1144-1149 on every device")
 # ---- parallelism, PD, LoRA -------------------------------------------------------------------------
+CP_TP_SHARING_WIDENED = Change("0.5.23", "0.5.23 arg_groups/cp_tp_group_sharing_hook.py:21-24 adds Qwen4Exp, :53-66 lets GLM5-Next run DFLASH (0.5.22 :20, :48-54 native MTP only)")
 PP_SPEC_EXCEPTIONS = Change("0.5.21", "0.5.21 check_pipeline_parallel_compat; 0.5.20 arg_groups/validation_hook.py:80-84 rejects every algorithm")
 LORA_WITH_NGRAM = Change("0.5.5.post3", "sglang#12903; 0.5.5.post3 server_args.py:3876-3881 (0.5.5 has neither)")
 LORA_WITH_EAGLE_DFLASH = Change("0.5.19", "0.5.19 arg_groups/lora_hook.py:170-190")

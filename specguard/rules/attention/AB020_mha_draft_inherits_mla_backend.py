@@ -12,10 +12,19 @@ from specguard.rules.attention.backends import (
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import TOKENSPEED_MLA_ALIAS
 
 # Backends whose factory refuses a runner without MLA (sglang 0.5.23
-# layers/attention/attention_registry.py:94-97 trtllm_mla, :118-121 cutedsl_mla).
-MLA_ONLY_BACKENDS = frozenset({"trtllm_mla", "cutedsl_mla"})
+# layers/attention/attention_registry.py:94-97 trtllm_mla, :118-121 cutedsl_mla; tokenspeed_mla 0.5.12-0.5.22,
+# 0.5.12 :65-68, 0.5.22 :112-115, an alias of cutedsl_mla from 0.5.23).
+MLA_ONLY_BACKENDS = frozenset({"trtllm_mla", "cutedsl_mla", "tokenspeed_mla"})
+
+
+def _refusing_backend(ctx: CheckContext, backend: str) -> str:
+    """The backend whose factory raises: 0.5.23 runs tokenspeed_mla as cutedsl_mla (serving_hook.py:303-320)."""
+    if backend == "tokenspeed_mla" and TOKENSPEED_MLA_ALIAS.present_in(ctx.version):
+        return "cutedsl_mla"
+    return backend
 
 
 def _is_mla(facts) -> bool | None:
@@ -47,7 +56,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     yield RULE.finding(
         f"the target runs {origin}, and without {ctx.flag('--speculative-draft-attention-backend')} the draft worker "
         f"inherits it; but the draft ({ctx.draft.architecture}) is a plain MHA model, so building its attention "  # type: ignore[union-attr]
-        f"backend raises 'trtllm_mla backend can only be used with MLA models' after the target's weights load. "
+        f"backend raises '{_refusing_backend(ctx, prefill)} backend can only be used with MLA models' after the target's "
+        "weights load. "
         f"Give the draft its own backend: {ctx.flag('--speculative-draft-attention-backend')} {replacement}",
         flags=("--speculative-draft-attention-backend",),
         fix=fix_of(
@@ -68,13 +78,18 @@ RULE = Rule(
     docs=RuleDocs(
         what="An EAGLE/EAGLE3 draft whose config.json has no `kv_lora_rank` (a Llama-style MHA head) on an MLA "
         "target (DeepSeek V3/R1, Kimi K2.x: `kv_lora_rank` set) whose prefill backend is MLA-only (trtllm_mla, "
-        "cutedsl_mla): typed, or SGLang's SM100 default for the DeepSeek family, with no "
+        "cutedsl_mla, tokenspeed_mla): typed, or SGLang's SM100 default for the DeepSeek family, with no "
         "`--speculative-draft-attention-backend`.",
         why="SGLang's DeepSeek-family override picks trtllm_mla on SM100 when no backend is given (0.5.23 "
         "`arg_groups/model_overrides/deepseek_v2.py:37-50, 178-188`, which covers `KimiK25ForConditionalGeneration`). "
         "A draft runner without its own backend uses the process backends (0.5.23 "
         "`model_runner_components/attention_backend_setup.py:185-204`), and the trtllm_mla factory refuses a "
         "non-MLA runner (`attention_registry.py:94-97`; the draft factory `speculative/draft_utils.py:358-362`). "
+        "tokenspeed_mla (0.5.12-0.5.22) is refused the same way: its registry factory tests the runner (0.5.12 "
+        "`attention_registry.py:65-68`, 0.5.22 `:112-115`), which the draft runner builds at start-up (0.5.12 "
+        "`model_runner.py:766`; 0.5.14 `speculative/eagle_worker_v2.py:253`), and from 0.5.15 the draft factory tests "
+        "the draft runner too (0.5.15 `draft_utils.py:215-219, 319-323`; 0.5.14 tested the target's flag); 0.5.23 "
+        "rewrites it to cutedsl_mla (`arg_groups/serving_hook.py:303-320`). "
         "Kimi K2.5/K2.6 with their Llama-style EAGLE3 heads hit it on B200/GB300 (sglang#23490, PR 20298).",
         fix="Set `--speculative-draft-attention-backend` (trtllm_mha with topk 1 on Blackwell, as the maintainers "
         "suggest in sglang#23490; flashinfer otherwise).",
@@ -104,6 +119,10 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/model_executor/model_runner_components/attention_backend_setup.py:185-204",
         "sglang 0.5.23: python/sglang/srt/layers/attention/attention_registry.py:94-97, 118-121",
         "sglang 0.5.23: python/sglang/srt/speculative/draft_utils.py:358-362",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/serving_hook.py:303-320 (tokenspeed_mla -> cutedsl_mla)",
+        "sglang 0.5.22: python/sglang/srt/layers/attention/attention_registry.py:112-115 (tokenspeed_mla)",
+        "sglang 0.5.15: python/sglang/srt/speculative/draft_utils.py:215-219, 319-323 (tokenspeed_mla, the draft runner)",
+        "sglang 0.5.12: python/sglang/srt/layers/attention/attention_registry.py:65-68 (tokenspeed_mla, new)",
     ),
     dialects=SGLANG_DIALECTS,
 )

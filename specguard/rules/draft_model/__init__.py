@@ -39,6 +39,12 @@ from specguard.rules.draft_model import DM104_mtp_weights_missing as DM104
 from specguard.rules.draft_model import (
     DM130_draft_vocab_same_size_other_family as DM130,
 )
+from specguard.rules.draft_model import (
+    DM131_qwen2_eagle_draft_lacks_aux_capture_flag as DM131,
+)
+from specguard.rules.draft_model import (
+    DM140_dflash_target_layer_ids_without_target_count as DM140,
+)
 
 RULES = (
     DM001.RULE,
@@ -60,6 +66,8 @@ RULES = (
     DM103.RULE,
     DM104.RULE,
     DM130.RULE,
+    DM131.RULE,
+    DM140.RULE,
     DM020.RULE,
     DM040.RULE,
     DM041.RULE,

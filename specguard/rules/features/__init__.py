@@ -25,7 +25,12 @@ from specguard.rules.features import (
     FX092_multi_layer_eagle_verify_without_grammar as FX092,
 )
 from specguard.rules.features import FX093_pd_decode_spec_v2_grammar_abort as FX093
+from specguard.rules.features import FX110_dwdp_with_speculation as FX110
+from specguard.rules.features import FX111_weight_cache_with_speculation as FX111
+from specguard.rules.features import (
+    FX140_startup_weight_overlap_with_speculation as FX140,
+)
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
          FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
-         FX093.RULE)
+         FX093.RULE, FX110.RULE, FX111.RULE, FX140.RULE)

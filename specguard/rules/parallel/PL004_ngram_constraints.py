@@ -98,7 +98,8 @@ RULE = Rule(
         "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:652-657",
         "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:427-430",
         "sglang 0.5.14: python/sglang/srt/arg_groups/speculative_hook.py:410, 451",
+        "sglang 0.5.3rc2: python/sglang/srt/server_args.py:1127-1135 (NGRAM new: CUDA only, overlap off; none in 0.5.3rc0)",
         "catalogue: shared/design/sglang-spec-checks.md P33, P37, P61, P62",
     ),
-    sglang_versions=">=0.5.3",
+    sglang_versions=">=0.5.3rc2",
 )

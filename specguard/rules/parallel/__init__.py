@@ -18,5 +18,6 @@ from specguard.rules.parallel import PL063_dflash_pd_decode_without_draft_input 
 from specguard.rules.parallel import PL064_glm_dsa_eagle_attention_tp_under_dp as PL064
 from specguard.rules.parallel import PL090_index_share_mtp_pd_decode_stale_seed as PL090
 from specguard.rules.parallel import PL091_dflash_selector_batch_above_graph as PL091
+from specguard.rules.parallel import PL140_cp_tp_group_sharing_speculative as PL140
 
-RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE, PL060.RULE, PL061.RULE, PL062.RULE, PL063.RULE, PL064.RULE, PL090.RULE, PL091.RULE)
+RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE, PL060.RULE, PL061.RULE, PL062.RULE, PL063.RULE, PL064.RULE, PL090.RULE, PL091.RULE, PL140.RULE)

@@ -13,23 +13,33 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
-from specguard.rules.examples import LLAMA31_8B_EAGLE3
+from specguard.rules.examples import QWEN3_8B_DFLASH
 from specguard.rules.spec_params._shared import int_flag
 from specguard.sglang_facts.algorithms import DRAFT_WINDOW_ALGORITHMS
-from specguard.sglang_facts.changes import DRAFT_SINK_FLAG
+from specguard.sglang_facts.changes import DRAFT_SINK_FLAG, DRAFT_WINDOW_ANY_ALGORITHM
 
 WINDOW = "--speculative-draft-window-size"
+DFLASH_WINDOW = "--speculative-dflash-draft-window-size"  # the 0.5.11 spelling, an alias until 0.5.19
 SINK = "--speculative-draft-sink-size"
 # 0.5.23 honours the window for EAGLE (MTP/NEXTN draft decode), EAGLE3 and DFLASH.
 WINDOW_ALGORITHMS = DRAFT_WINDOW_ALGORITHMS
 
 
+def _window_checked(ctx: CheckContext) -> bool:
+    """0.5.11-0.5.12.post1 check the window inside the DFLASH branch only; 0.5.13 for every algorithm."""
+    return ctx.algorithm == "DFLASH" or DRAFT_WINDOW_ANY_ALGORITHM.present_in(ctx.version)
+
+
 def check(ctx: CheckContext) -> Iterator[Finding]:
     window = ctx.spec.get("speculative_draft_window_size")
     sink = int_flag(ctx, SINK)
-    if window is not None and window <= 0:
+    if window is not None and window <= 0 and _window_checked(ctx):
+        item = ctx.spec.item(WINDOW)
+        # 0.5.11 knows only the DFLASH spelling; name the one the user wrote.
+        written = item.written if item is not None else None
+        spelled = DFLASH_WINDOW if written is not None and written.endswith(DFLASH_WINDOW[2:]) else WINDOW
         yield RULE.finding(
-            f"{ctx.flag(WINDOW)} must be positive: SGLang raises for {window} at argument time",
+            f"{ctx.flag(spelled)} must be positive: SGLang raises for {window} at argument time",
             flags=(WINDOW,),
             fix=fix_of(f"drop {WINDOW}", Applicability.UNSAFE, Edit(name=WINDOW, value=None), Edit(name=SINK, value=None)),
         )
@@ -67,24 +77,31 @@ RULE = Rule(
     severity=Severity.ERROR,
     fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
-        what="Checks the draft KV window (0.5.12+) and sink (0.5.21+) sizes.",
+        what="Checks the draft KV window (0.5.11+, DFLASH only before 0.5.13) and sink (0.5.21+) sizes.",
         why="SGLang validates them before any algorithm handler: a window <= 0, a negative sink, or a sink "
         "without a window raise a ValueError; a window with an algorithm that does not use it is only "
-        "warned about (catalogue P54; 0.5.23 speculative_hook.py:197-235; the window check since 0.5.12 "
-        "server_args.py:3652). DFLASH's own window >= block-size check is PL003.",
+        "warned about (catalogue P54; 0.5.23 speculative_hook.py:197-235). The window check came with DFLASH "
+        "in 0.5.11 as `--speculative-dflash-draft-window-size` (server_args.py:3378-3384, inside the DFLASH branch at :3319) "
+        "and was kept there for `--speculative-draft-window-size` in 0.5.12 and 0.5.12.post1 "
+        "(server_args.py:3648-3653), and runs for every algorithm from 0.5.13 (arg_groups/speculative_hook.py:79-87). "
+        "DFLASH's own window >= block-size check is PL003.",
         fix="Drop the invalid or ignored values.",
         fix_safety="Dropping an ignored window is safe; the others change the draft cache and are unsafe.",
     ),
     bad=Example(
-        argv=(*LLAMA31_8B_EAGLE3, "--speculative-draft-window-size", "0"),
+        argv=(*QWEN3_8B_DFLASH, "--speculative-dflash-draft-window-size", "0"),
+        sglang_version="0.5.11",
     ),
     good=Example(
-        argv=(*LLAMA31_8B_EAGLE3, "--speculative-draft-window-size", "1024"),
+        argv=(*QWEN3_8B_DFLASH, "--speculative-dflash-draft-window-size", "2048"),
+        sglang_version="0.5.11",
     ),
     sources=(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:197-235",
-        "sglang 0.5.12: python/sglang/srt/server_args.py:3652",
+        "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:79-87",
+        "sglang 0.5.12: python/sglang/srt/server_args.py:3589, 3648-3653 (DFLASH branch)",
+        "sglang 0.5.11: python/sglang/srt/server_args.py:3319, 3378-3384 (--speculative-dflash-draft-window-size, DFLASH branch)",
         "catalogue: shared/design/sglang-spec-checks.md P54",
     ),
-    sglang_versions=">=0.5.12",
+    sglang_versions=">=0.5.11",
 )

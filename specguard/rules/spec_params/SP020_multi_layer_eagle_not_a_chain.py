@@ -58,16 +58,17 @@ RULE = Rule(
     code="SP020",
     category=Category.START,
     name="multi-layer-eagle-not-a-chain",
-    summary="Multi-layer EAGLE with draft tokens other than steps + 1 (0.5.14+)",
+    summary="Multi-layer EAGLE with draft tokens other than steps + 1 (0.5.13+)",
     severity=Severity.ERROR,
     fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="EAGLE with `--enable-multi-layer-eagle` (or a target SGLang turns it on for: MiMo-V2, GigaChat 3.5, "
         "Step 3.5/3.7) whose resolved `--speculative-num-draft-tokens` is not `--speculative-num-steps + 1` "
         "(typed, or auto-chosen: Llama gets 5/4/8).",
-        why="From 0.5.14 multi-layer EAGLE runs in `MultiLayerEagleDraftWorker` (v2), whose constructor asserts "
-        "`speculative_num_draft_tokens == speculative_num_steps + 1` (0.5.14 "
-        "`speculative/multi_layer_eagle_worker_v2.py:129-133`, 0.5.23 `:150-154`); SGLang's argument checks do not "
+        why="From 0.5.13 multi-layer EAGLE always runs in `MultiLayerEagleWorkerV2`, overlap on or off (0.5.13 "
+        "`speculative/spec_info.py:192-199`), whose `MultiLayerEagleDraftWorker` (`multi_layer_eagle_worker_v2.py:663`) "
+        "asserts `speculative_num_draft_tokens == speculative_num_steps + 1` in its constructor (0.5.13 `:109-113`, "
+        "0.5.14 `:129-133`, 0.5.23 `:150-154`; 0.5.12.post1 has no such assert). SGLang's argument checks do not "
         "look at it, so the assertion fires in the scheduler after the weights load (sglang#36536 on 0.5.18).",
         fix="Use a chain: topk 1 and draft tokens = steps + 1.",
         fix_safety="Unsafe: it changes the draft shape.",
@@ -75,19 +76,21 @@ RULE = Rule(
     bad=Example(
         argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE", "--enable-multi-layer-eagle"),
         target={"architectures": ("LlamaForCausalLM",)},
-        sglang_version="0.5.18",
+        sglang_version="0.5.13",
     ),
     good=Example(
         argv=(*LLAMA31_8B, "--speculative-algorithm", "EAGLE", "--enable-multi-layer-eagle",
               "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
         target={"architectures": ("LlamaForCausalLM",)},
-        sglang_version="0.5.18",
+        sglang_version="0.5.13",
     ),
     sources=(
         "https://github.com/sgl-project/sglang/issues/36536",
+        "sglang 0.5.13: python/sglang/srt/speculative/spec_info.py:192-199",
+        "sglang 0.5.13: python/sglang/srt/speculative/multi_layer_eagle_worker_v2.py:109-113, 663",
         "sglang 0.5.14: python/sglang/srt/speculative/multi_layer_eagle_worker_v2.py:129-133",
         "sglang 0.5.23: python/sglang/srt/speculative/multi_layer_eagle_worker_v2.py:150-154",
         "sglang 0.5.23: python/sglang/srt/arg_groups/model_overrides/mimo_v2.py:19-25",
     ),
-    sglang_versions=">=0.5.14",
+    sglang_versions=">=0.5.13",
 )

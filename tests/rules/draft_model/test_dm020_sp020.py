@@ -48,7 +48,8 @@ def test_sp020_auto_enabled_targets_and_quiet_cases() -> None:
     tree = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
             "--speculative-eagle-topk", "2", "--speculative-num-draft-tokens", "6")
     assert findings(SP020, *tree, target=mimo, sglang_version="0.5.18")  # SGLang turns multi-layer on itself
-    assert findings(SP020, *tree, target=mimo, sglang_version="0.5.13") == []  # before the assertion existed
+    assert findings(SP020, *tree, target=mimo, sglang_version="0.5.13")  # the assertion is new in 0.5.13
+    assert findings(SP020, *tree, target=mimo, sglang_version="0.5.12.post1") == []  # before it existed
     chain = ("--model-path", "m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
              "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
     assert findings(SP020, *chain, target=mimo, sglang_version="0.5.18") == []
