@@ -74,7 +74,7 @@ RULE = Rule(
         "`--decode-attention-backend` or `--speculative-draft-attention-backend`), or left to `--device cpu`, "
         "on SGLang 0.4.7 through 0.5.15.post1.",
         why="The EAGLE draft worker picks its multi-step decode and draft-extend attention backends from a map "
-        "of backend names and raises `ValueError('EAGLE is not supported in attention backend ...')` for any "
+        "of backend names and raises `ValueError('EAGLE is not supported in attention backend intel_amx')` (the name it was given) for any "
         "other (0.4.7 `speculative/eagle_worker.py:155-236`; 0.5.15.post1 `speculative/draft_utils.py:36-37`, "
         "maps at `:41-106`). intel_amx, the CPU backend (a choice from 0.4.7, and SGLang's pick for "
         "`--device cpu` on x86, `server_args.py:329-331` in 0.4.7), is in neither map until 0.5.16, which adds "

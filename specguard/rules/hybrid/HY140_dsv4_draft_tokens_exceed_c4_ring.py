@@ -13,6 +13,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 
 # The target classes whose KV pool is sized by DSV4PoolConfigurator (is_deepseek_v4, 0.5.18
 # configs/model_config.py:137-142, on the hybrid-SWA path).
@@ -36,7 +37,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     origin = "" if ctx.spec.has(DRAFT_TOKENS) else f" ({ctx.resolution.set_by.get('num_draft_tokens', 'resolved')})"
     fix = None
-    if ctx.resolution.eagle_topk == 1 and ctx.algorithm in ("EAGLE", "EAGLE3"):
+    if ctx.resolution.eagle_topk == 1 and ctx.algorithm in EAGLE_HEAD_ALGORITHMS:
         fix = set_flags(
             f"run a chain of {C4_MAX_DRAFT_TOKENS - 1} steps ({C4_MAX_DRAFT_TOKENS} draft tokens)",
             Applicability.UNSAFE,

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.spec_params._shared import int_flag
+from specguard.sglang_facts.algorithms import MTP_DRAFT_SPELLINGS
 from specguard.sglang_facts.changes import CP_TP_SHARING_WIDENED
 
 PREFILL_CP = "--enable-prefill-cp"
@@ -38,7 +39,7 @@ def _native_mtp(ctx: CheckContext) -> bool:
     written = str(ctx.spec.get("speculative_algorithm") or "").upper()
     draft = ctx.spec.get("speculative_draft_model_path")
     return (
-        written in ("EAGLE", "NEXTN")
+        written in MTP_DRAFT_SPELLINGS
         and draft in (None, ctx.spec.get("model_path"))
         and ctx.spec.get("speculative_eagle_topk") in (None, 1)
     )
