@@ -268,21 +268,32 @@ class EagleHead(nn.Module):
         return self._body(tokens.reshape(-1), hidden, self._cos[where.slots], self._sin[where.slots], where, False)
 
     def run_rows(
-        self, tokens: torch.Tensor, hidden: torch.Tensor, positions: torch.Tensor, where: TokensPerRow, from_target: bool = False
+        self,
+        tokens: torch.Tensor,
+        hidden: torch.Tensor,
+        positions: torch.Tensor,
+        where: TokensPerRow,
+        from_target: bool = False,
+        last: list[int] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """A ragged batch (``tokens`` ``[B, T]``, ``hidden`` ``[B, T, *]``, see CausalLM.run_rows);
-        (logits ``[B, T, V']``, hidden ``[B, T, H]``)."""
+        (logits ``[B, T, V']``, hidden ``[B, T, H]``). With ``last`` (row ``b``'s last real token's
+        index, the draft extend): only those tokens' (logits ``[B, V']``, hidden ``[B, H]``), the
+        others only write their keys and values."""
         b, t = tokens.shape
         if where.span > self.max_len:
             raise ValueError(f"KV cache overflow: {where.span} > {self.max_len}")
-        if self.graphs is not None and not from_target:
+        if self.graphs is not None and not from_target and last is None:
             graphed = self.graphs.run(tokens, positions, where, hidden)
             if graphed is not None and graphed[1] is not None:
                 return graphed[0], graphed[1]
         flat = positions.reshape(-1)
+        keep = None if last is None else torch.tensor(last, device=tokens.device) + torch.arange(0, b * t, t, device=tokens.device)
         logits, out = self._body(
-            tokens.reshape(-1), hidden.reshape(b * t, -1), self._cos[flat], self._sin[flat], where, from_target
+            tokens.reshape(-1), hidden.reshape(b * t, -1), self._cos[flat], self._sin[flat], where, from_target, keep
         )
+        if keep is not None:
+            return logits, out
         return logits.view(b, t, -1), out.view(b, t, -1)
 
     def static_forward(
@@ -296,8 +307,17 @@ class EagleHead(nn.Module):
         return logits.view(b, t, -1), out.view(b, t, -1)
 
     def _body(
-        self, tokens: torch.Tensor, hidden: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, where: Placement, from_target: bool
+        self,
+        tokens: torch.Tensor,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        where: Placement,
+        from_target: bool,
+        keep: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The head's one forward; ``keep``: the tokens whose logits and hidden state are wanted
+        (None: all), the final norm and the lm_head run on those only."""
         assert self.embed_weight is not None and self.head_weight is not None, "load_eagle_head shares them first"
         embeds = F.embedding(tokens, self.embed_weight)
         if self.norm is not None:  # EAGLE3: one midlayer
@@ -307,6 +327,8 @@ class EagleHead(nn.Module):
             x = torch.cat([layer.input_layernorm.forward(embeds), layer.hidden_norm.forward(residual)], dim=-1)
             x = residual + layer.self_attn.forward(x, cos, sin, where)
             x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
+            if keep is not None:
+                x = x[keep]
             normed = self.norm.forward(x)
             out, next_hidden = normed, (normed if self.cfg.norm_output else x)
         else:  # EAGLE
@@ -315,7 +337,7 @@ class EagleHead(nn.Module):
                 h = x if layer.input_layernorm is None else layer.input_layernorm.forward(x)
                 x = x + layer.self_attn.forward(h, cos, sin, where)
                 x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
-            out = next_hidden = x
+            out = next_hidden = x if keep is None else x[keep]
         return F.linear(out, self.head_weight).float(), next_hidden
 
     def full_vocab(self, logits: torch.Tensor) -> torch.Tensor:

@@ -11,7 +11,7 @@ convention, so HF weights need no permutation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import torch
@@ -140,6 +140,16 @@ class TokensPerRow:
     span: int
     bias: torch.Tensor
     row_range: slice | None
+    _grouped: dict[int, torch.Tensor] = field(default_factory=dict, compare=False, repr=False)
+
+    def grouped_bias(self, group: int) -> torch.Tensor:
+        """``bias`` repeated for the ``group`` query heads of each KV head, ``[B, 1, group * T, span]``
+        (the layout :meth:`Attention._attend_ragged` folds them into): built by the first layer
+        that reads it, shared by the others."""
+        if group not in self._grouped:
+            b, t, span = self.bias.shape
+            self._grouped[group] = self.bias.unsqueeze(1).expand(b, group, t, span).reshape(b, 1, group * t, span)
+        return self._grouped[group]
 
 
 Placement = OneRow | OneTokenPerRow | TokensPerRow
@@ -171,6 +181,17 @@ def ragged_placement(
     bias = torch.zeros((b, t, span), dtype=dtype, device=device).masked_fill_(~allowed, float("-inf"))
     rows_t = torch.tensor(rows, dtype=torch.long, device=device)
     return TokensPerRow(rows_t, slots, span, bias, row_range_of(rows))
+
+
+def causal_placement(rows: list[int], starts: list[int], t: int, dtype: torch.dtype, device: torch.device) -> TokensPerRow:
+    """:func:`ragged_placement` of ``t`` tokens per row from ``starts[b]``, causal among themselves
+    and seeing every earlier slot (chains, catch-up, draft extend), built without the local window."""
+    start_t = torch.tensor(starts, dtype=torch.long, device=device)
+    slots = start_t.unsqueeze(1) + torch.arange(t, device=device)
+    span = max(starts) + t
+    beyond = torch.arange(span, device=device) > slots.unsqueeze(2)  # [B, T, span]
+    bias = torch.zeros(beyond.shape, dtype=dtype, device=device).masked_fill_(beyond, float("-inf"))
+    return TokensPerRow(torch.tensor(rows, dtype=torch.long, device=device), slots, span, bias, row_range_of(rows))
 
 
 def fuse_linears(layers: list[nn.Linear]) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -269,12 +290,10 @@ class Attention(nn.Module):
         keys, values = self.cache.update_ragged(
             k.view(b, t, n_kv, hd), v.view(b, t, n_kv, hd), where.rows, where.slots, where.span, where.row_range
         )
-        span = where.span
         # Query heads grouped per KV head (as _attend_one_row), the row's mask repeated per group;
         # one fused attention call (several tokens per row: the softmax is most of the cost).
         q = q.view(b, t, n_kv, group, hd).permute(0, 2, 3, 1, 4).reshape(b, n_kv, group * t, hd)
-        mask = where.bias.unsqueeze(1).expand(b, group, t, span).reshape(b, 1, group * t, span)
-        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)  # [B, n_kv, group*T, hd]
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=where.grouped_bias(group))  # [B, n_kv, group*T, hd]
         return out.view(b, n_kv, group, t, hd).permute(0, 3, 1, 2, 4).reshape(b * t, self.n_heads * hd)
 
     def _qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -39,7 +39,12 @@ from typing import Protocol
 import torch
 
 from specguard.runtime.eagle import EagleHead
-from specguard.runtime.model import CausalLM, ragged_placement
+from specguard.runtime.model import (
+    CausalLM,
+    TokensPerRow,
+    causal_placement,
+    ragged_placement,
+)
 from specguard.runtime.ngram import NgramCorpus
 from specguard.runtime.tree import DraftTree
 
@@ -364,9 +369,8 @@ class EagleDrafter:
         assert all(p is not None for p in pendings)
         lengths = [p.shape[0] for p in pendings if p is not None]
         b = len(seqs)
-        first_rows: list[torch.Tensor] = [torch.empty(0)] * b
-        state_rows: list[torch.Tensor] = [torch.empty(0)] * b
-        for group in length_groups(lengths):  # a new request's whole prompt does not pad the others
+
+        def extend(group: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
             g_lengths = [lengths[i] for i in group]
             t = max(g_lengths)
             g_valids = [drafters[i].valid for i in group]
@@ -378,17 +382,12 @@ class EagleDrafter:
                 dtype=torch.long,
             )
             hidden = torch.nn.utils.rnn.pad_sequence([pendings[i] for i in group], batch_first=True)  # type: ignore[misc]
-            window = _Window.causal(g_valids, t)
             positions = torch.tensor(g_valids, device=device).unsqueeze(1) + torch.arange(t, device=device)
-            logits, out = head.run_rows(
-                tokens.to(device), hidden, positions, window.placement([rows[i] for i in group], head.dtype, device), from_target=True
-            )
-            last = torch.tensor([m - 1 for m in g_lengths], device=device)
-            pick = torch.arange(len(group), device=device)
-            g_first, g_state = logits[pick, last], out[pick, last]
-            for j, i in enumerate(group):
-                first_rows[i], state_rows[i] = g_first[j], g_state[j]
-        first, state = torch.stack(first_rows), torch.stack(state_rows)  # [B, V'], [B, H]
+            placement = causal_placement([rows[i] for i in group], g_valids, t, head.dtype, device)
+            return head.run_rows(tokens.to(device), hidden, positions, placement, from_target=True, last=[m - 1 for m in g_lengths])
+
+        # a new request's whole prompt does not pad the others
+        first, state = _by_groups(length_groups(lengths), b, extend)  # [B, V'], [B, H]
         for d, m in zip(drafters, lengths):
             d.valid += m
             d.pending = None
@@ -489,14 +488,7 @@ class _Window:
     starts: list[int]
     local: torch.Tensor
 
-    @classmethod
-    def causal(cls, starts: list[int], t: int) -> _Window:
-        """``t`` new tokens per row from ``starts[b]``, causal among themselves (chains, catch-up;
-        a padded row's padding sees its real tokens and is never read)."""
-        local = torch.ones(t, t, dtype=torch.bool).tril_().expand(len(starts), t, t)
-        return cls(list(starts), list(starts), local)
-
-    def placement(self, rows: list[int], dtype: torch.dtype, device: torch.device):  # type: ignore[no-untyped-def]
+    def placement(self, rows: list[int], dtype: torch.dtype, device: torch.device) -> TokensPerRow:
         return ragged_placement(rows, self.prefixes, self.starts, self.local, dtype, device)
 
 
@@ -525,24 +517,44 @@ def length_groups(lengths: list[int]) -> list[list[int]]:
     return groups
 
 
+def _last_tokens(out: torch.Tensor, lengths: list[int]) -> torch.Tensor:
+    """Row ``b``'s entry at its last real token ``lengths[b] - 1`` of a padded ``[B, T, *]`` batch."""
+    if all(m == out.shape[1] for m in lengths):  # no padding: a view
+        return out[:, -1]
+    last = torch.tensor([m - 1 for m in lengths], device=out.device)
+    return out[torch.arange(out.shape[0], device=out.device), last]
+
+
+def _by_groups(
+    groups: list[list[int]], b: int, run: Callable[[list[int]], tuple[torch.Tensor, ...]]
+) -> tuple[torch.Tensor, ...]:
+    """``run(group)``'s per-row outputs of every group, put back in row order ``[B, *]`` (one
+    group, the usual round, as it came)."""
+    if len(groups) == 1:
+        return run(groups[0])
+    parts = [run(group) for group in groups]
+    order = torch.tensor([i for group in groups for i in group])
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(b)
+    return tuple(torch.cat(outs)[inverse.to(outs[0].device)] for outs in zip(*parts))
+
+
 def _catch_up_rows(model: CausalLM, rows: list[int], valids: list[int], pending: list[list[int]]) -> torch.Tensor:
     """Feed each row the committed tokens its draft cache lacks (ragged: one forward per group of
     alike lengths, :func:`length_groups`); the logits after each row's last one ``[B, V]``."""
     device = model.device
-    out: list[torch.Tensor] = [torch.empty(0)] * len(rows)
-    for group in length_groups([len(p) for p in pending]):
+
+    def catch_up(group: list[int]) -> tuple[torch.Tensor]:
         g_pending = [pending[i] for i in group]
         g_valids = [valids[i] for i in group]
         t = max(len(p) for p in g_pending)
         tokens = torch.tensor([p + [0] * (t - len(p)) for p in g_pending], dtype=torch.long, device=device)
         positions = torch.tensor(g_valids, device=device).unsqueeze(1) + torch.arange(t, device=device)
-        window = _Window.causal(g_valids, t)
-        logits = model.run_rows(tokens, positions, window.placement([rows[i] for i in group], model.dtype, device))[0]
-        last = torch.tensor([len(p) - 1 for p in g_pending], device=device)
-        picked = logits[torch.arange(len(group), device=device), last]
-        for j, i in enumerate(group):
-            out[i] = picked[j]
-    return torch.stack(out)
+        placement = causal_placement([rows[i] for i in group], g_valids, t, model.dtype, device)
+        logits = model.run_rows(tokens, positions, placement)[0]
+        return (_last_tokens(logits, [len(p) for p in g_pending]),)
+
+    return _by_groups(length_groups([len(p) for p in pending]), len(rows), catch_up)[0]
 
 
 def _draft_chains(
@@ -813,9 +825,8 @@ class Decoder:
             t = max(lengths)
             with torch.inference_mode():
                 tokens = torch.tensor([s.prompt + [0] * (t - len(s.prompt)) for s in group], dtype=torch.long)
-                window = _Window.causal([0] * len(group), t)
                 positions = torch.arange(t).expand(len(group), t).to(self.device)
-                placement = window.placement([s.row for s in group], self.target.dtype, self.device)
+                placement = causal_placement([s.row for s in group], [0] * len(group), t, self.target.dtype, self.device)
                 logits, hidden = self.target.run_rows(tokens.to(self.device), positions, placement, needs_hidden)
                 last = logits[torch.arange(len(group), device=self.device), torch.tensor(lengths, device=self.device) - 1]
                 greedy = last.argmax(dim=-1).tolist()
@@ -907,10 +918,11 @@ class Decoder:
         if self.target.graphs is not None:  # the captured verify shape: num_draft_tokens per request
             t = max(t, self.spec.num_draft_tokens)
         roots = [len(s.committed) - 1 for s in seqs]
+        rows = [s.row for s in seqs]
         tokens = torch.tensor([tree.tokens + [tree.tokens[0]] * (t - len(tree)) for tree in trees], dtype=torch.long)
-        if all(tree.is_chain() for tree in trees):
-            window = _Window.causal(roots, t)
-            depths = torch.arange(t).expand(len(trees), t)
+        if all(tree.is_chain() for tree in trees):  # a chain's positions are its slots, its mask causal
+            placement = causal_placement(rows, roots, t, self.target.dtype, device)
+            positions = placement.slots
         else:
             local = torch.eye(t, dtype=torch.bool).repeat(len(trees), 1, 1)
             depths = torch.zeros((len(trees), t), dtype=torch.long)
@@ -918,11 +930,9 @@ class Decoder:
                 n = len(tree)
                 local[i, :n, :n] = tree.ancestor_mask()
                 depths[i, :n] = torch.tensor(tree.depths)
-            window = _Window(roots, roots, local)
-        positions = (torch.tensor(roots).unsqueeze(1) + depths).to(device)
-        return self.target.run_rows(
-            tokens.to(device), positions, window.placement([s.row for s in seqs], self.target.dtype, device), needs_hidden
-        )
+            placement = _Window(roots, roots, local).placement(rows, self.target.dtype, device)
+            positions = (torch.tensor(roots).unsqueeze(1) + depths).to(device)
+        return self.target.run_rows(tokens.to(device), positions, placement, needs_hidden)
 
     def _judge(
         self, seqs: list[Sequence], proposals: list[Proposal], logits: torch.Tensor

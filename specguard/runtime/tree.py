@@ -25,9 +25,13 @@ class DraftTree:
 
     @classmethod
     def chain(cls, tokens: list[int]) -> DraftTree:
-        tree = cls.root_only(tokens[0])
-        for i, tok in enumerate(tokens[1:]):
-            tree.add_child(i, tok)
+        """Each token the only child of the one before (built directly: a batched round makes one per request)."""
+        tree = cls()
+        n = len(tokens)
+        tree.tokens = list(tokens)
+        tree.parents = list(range(-1, n - 1))
+        tree.depths = list(range(n))
+        tree.children = [{tok: i + 1} for i, tok in enumerate(tokens[1:])] + [{}]
         return tree
 
     def __len__(self) -> int:
@@ -47,7 +51,9 @@ class DraftTree:
         return idx
 
     def is_chain(self) -> bool:
-        return all(p == i - 1 for i, p in enumerate(self.parents))
+        # A node's parent comes before it, so depth i <= i, with equality all the way down only
+        # when every node hangs under the one before: the last node's depth tells.
+        return self.depths[-1] == len(self.depths) - 1
 
     def ancestor_mask(self, device: torch.device | str = "cpu") -> torch.Tensor:
         """``[n, n]`` boolean: row i is True at i and at each of its ancestors."""
