@@ -139,14 +139,12 @@ class LaunchEvidence(Record, kw_only=False):
 def launch_evidence(argv: Sequence[str], dialect: Dialect, env: Sequence[tuple[str, str]] = ()) -> LaunchEvidence | None:
     """The release evidence in a launch's words, read before the launch is parsed (parsing reads
     an abbreviation with the release's own parser, so the release comes first). None for sgl-jax,
-    whose parser is its own. A flag with choices takes exactly one value, so its value is the word
-    after it (or after ``=``); an abbreviated one gives its name as evidence, not its value."""
+    whose parser is its own. Each option's candidate value is the word after it (or after ``=``):
+    the inference reads only the values of flags whose releases list choices (a flag with choices
+    takes exactly one value) and ignores the rest; an abbreviated option gives its name as
+    evidence, not its value."""
     if dialect is Dialect.SGL_JAX:
         return None
-    from specguard.versions import (
-        history,  # the release history: which flags list choices
-    )
-
     flags: list[str] = []
     values: list[tuple[str, str]] = []
     for index, token in enumerate(argv):
@@ -160,7 +158,7 @@ def launch_evidence(argv: Sequence[str], dialect: Dialect, env: Sequence[tuple[s
         if name is None:
             continue
         flags.append(name)
-        if fixed_value is not None or not history().lists_choices(resolved):
+        if fixed_value is not None:
             continue
         value = inline_value if inline_value is not None else (argv[index + 1] if index + 1 < len(argv) else None)
         if value is not None and not _is_option(value):

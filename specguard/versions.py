@@ -175,9 +175,11 @@ class History(Record, kw_only=False, dict=True):  # dict: room for the cached_pr
             if not (choices := (self.flag_info(flag, index) or {}).get("choices")) or value in map(str, choices)
         )
 
-    def lists_choices(self, flag: str) -> bool:
-        """Whether some release's parser gives ``flag`` a list of choices (so it takes one value)."""
-        return any((info := self.flag_info(flag, index)) and info.get("choices") for index in self.flag_releases(flag))
+    def between(self, first: str, last: str) -> tuple[str, ...]:
+        """The releases from ``first`` to ``last``, both included (none where either is unknown)."""
+        if first not in self.releases or last not in self.releases:
+            return ()
+        return self.releases[self.releases.index(first) : self.releases.index(last) + 1]
 
     def lists_value(self, flag: str, value: str) -> bool:
         """Whether some release lists ``value`` among ``flag``'s choices."""

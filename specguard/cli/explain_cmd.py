@@ -11,6 +11,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import IO, Annotated, Any
 
 from specguard.cli.errors import clean_errors
@@ -293,21 +294,26 @@ def _possible_releases(ctx: Any, sglang_version: str | None, found: LogDigest, r
 
     if sglang_version or found.version:
         return None
-    releases = history().releases
+    data = history()
     span = ctx.env.sglang_version_range if ctx is not None else None
-    possible = set(releases[releases.index(span[0]) : releases.index(span[1]) + 1]) if span else None
+    possible = set(data.between(*span)) if span else None
     for hit in raised:
-        if hit.first in releases and hit.last in releases:
-            holding = set(releases[releases.index(hit.first) : releases.index(hit.last) + 1])
+        if holding := set(data.between(hit.first, hit.last)):
             possible = holding if possible is None else possible & holding
     if not possible:
         return ()
-    return tuple(Version(release) for release in releases if release in possible)
+    return tuple(Version(release) for release in data.releases if release in possible)
 
 
 def raised_at(line: str) -> Any:
     """Where SGLang raises ``line``'s message, and the releases that hold it (the release ledger's
-    crash strings, ``specguard/crash_strings.py``): the most specific template found in it, or None."""
+    crash strings, ``specguard/crash_strings.py``): the most specific template found in it, or None.
+    A cause's line is most often an error line already looked up: each is matched once."""
+    return _raised_at(line.strip())
+
+
+@lru_cache(maxsize=256)
+def _raised_at(line: str) -> Any:
     from specguard.crash_strings import matching
 
     found = matching(line)
@@ -321,7 +327,7 @@ def raised_json(hit: Any) -> dict[str, str] | None:
 
     releases = history().releases
     # The first release without the message, where the ledger has it (a fix, a reworded message, a refactor).
-    gone = releases[releases.index(hit.last) + 1] if hit.last in releases and hit.last != releases[-1] else None
+    gone = releases[releases.index(hit.last) + 1] if hit.last in releases[:-1] else None
     return {"file": f"sglang/{hit.file}", "function": hit.function, "exception": hit.exception, "first": hit.first, "last": hit.last,
             "gone_from": gone}
 
