@@ -31,6 +31,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 LEDGER = ROOT / "ledger" / "sglang"
+# sglang-jax has no releases to compare: its ledger has a file per commit (extract_sgl_jax_units.py).
+JAX_LEDGER = ROOT / "ledger" / "sgl-jax"
 HISTORY = ROOT / "specguard" / "data" / "sglang-history.json"
 OUTCOMES = ("rule", "rule needed", "not checkable", "no behaviour change")
 KINDS = (
@@ -100,17 +102,33 @@ def problems(documents: dict[str, dict], pairs: list[str], rule_codes: frozenset
     for name, document in documents.items():
         if document.get("pair") != name:
             found.append(f"{name}: the file says pair {document.get('pair')!r}")
-        if not isinstance(document.get("changed_lines"), int):
-            found.append(f"{name}: no changed_lines count")
-        seen: set[str] = set()
-        for unit in document.get("units", []):
-            unit_id = unit.get("id", "")
-            if not unit_id.startswith(name + "|"):
-                found.append(f"{unit_id}: the id is not of the pair {name}")
-            if unit_id in seen:
-                found.append(f"{unit_id}: listed twice")
-            seen.add(unit_id)
-            found += unit_problems(unit, rule_codes)
+        found += document_problems(name, document, rule_codes)
+    return found
+
+
+def jax_problems(documents: dict[str, dict], rule_codes: frozenset[str]) -> list[str]:
+    """The same for sglang-jax's ledger, whose files are named ``<date>-<commit>`` by their commit."""
+    found = []
+    for name, document in documents.items():
+        commit, date = str(document.get("commit", "")), str(document.get("date", ""))
+        if name != f"{date}-{commit[:8]}":
+            found.append(f"{name}: the file says commit {commit[:8]!r} of {date!r}")
+        found += document_problems(name, document, rule_codes)
+    return found
+
+
+def document_problems(name: str, document: dict, rule_codes: frozenset[str]) -> list[str]:
+    """One file's: no line count, an id not of its pair, a duplicate id, each unit's own."""
+    found = [] if isinstance(document.get("changed_lines"), int) else [f"{name}: no changed_lines count"]
+    seen: set[str] = set()
+    for unit in document.get("units", []):
+        unit_id = unit.get("id", "")
+        if not unit_id.startswith(f"{document.get('pair')}|"):
+            found.append(f"{unit_id}: the id is not of the pair {document.get('pair')}")
+        if unit_id in seen:
+            found.append(f"{unit_id}: listed twice")
+        seen.add(unit_id)
+        found += unit_problems(unit, rule_codes)
     return found
 
 
@@ -127,8 +145,8 @@ def figures(documents: dict[str, dict], pairs: list[str]) -> list[PairFigures]:
     return rows
 
 
-def render(rows: list[PairFigures]) -> str:
-    header = ("release pair", "changed lines", "units", "reviewed", "rule", "rule needed", "not checkable", "no behaviour change")
+def render(rows: list[PairFigures], first_column: str = "release pair") -> str:
+    header = (first_column, "changed lines", "units", "reviewed", "rule", "rule needed", "not checkable", "no behaviour change")
     total = PairFigures("total", *(sum(getattr(r, name) for r in rows) for name in ("changed_lines", "units", "reviewed", "rule", "rule_needed", "not_checkable", "no_change")))
     table = [header] + [(r.pair, *(str(v) for v in (r.changed_lines, r.units, r.reviewed, r.rule, r.rule_needed, r.not_checkable, r.no_change))) for r in [*rows, total]]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
@@ -147,14 +165,22 @@ def rule_codes() -> frozenset[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ledger", type=Path, default=LEDGER)
+    parser.add_argument("--jax-ledger", type=Path, default=JAX_LEDGER)
     parser.add_argument("--check", action="store_true", help="exit 1 when the ledger is inconsistent, listing why")
     args = parser.parse_args(argv)
     documents, pairs = load(args.ledger), release_pairs()
+    jax = load(args.jax_ledger)
     if args.check:
-        found = problems(documents, pairs, rule_codes())
+        codes = rule_codes()
+        found = problems(documents, pairs, codes) + jax_problems(jax, codes)
         print("\n".join(found) if found else "the ledger is consistent")
         return 1 if found else 0
-    print(render(figures(documents, pairs)))
+    sglang_rows, jax_rows = figures(documents, pairs), figures(jax, sorted(jax))
+    print(render(sglang_rows).rsplit("\n", 1)[0])
+    print()
+    print(render(jax_rows, "sgl-jax commit").rsplit("\n", 1)[0])
+    # The last line: both projects together.
+    print(render([*sglang_rows, *jax_rows]).splitlines()[-1])
     return 0
 
 

@@ -5,6 +5,11 @@ sides, and write reviews back without hand-editing the generated YAML.
     python scripts/ledger_review.py todo 0.5.22..0.5.23 [--kind guard-added] [--limit 20]
     python scripts/ledger_review.py show 0.5.22..0.5.23 'srt/speculative/eagle_worker.py|EAGLEWorker.forward'
     python scripts/ledger_review.py apply 0.5.22..0.5.23 reviews.yaml
+    python scripts/ledger_review.py --ledger ledger/sgl-jax --repo SGLANG_JAX_CLONE show 2026-07-28-4406938a UNIT
+
+sglang-jax's ledger has one file per commit (``scripts/extract_sgl_jax_units.py``): give its
+folder with ``--ledger`` and the file's name (``<date>-<commit>``) where a pair is asked for;
+``show`` then reads the two commits from a clone given with ``--repo``.
 
 ``show`` takes a unit id or any unique part of one and prints the unit with a unified diff of its
 function (or file) between the pair's releases, read from the extractor's per-release cache (the
@@ -26,6 +31,7 @@ import os
 import pickle
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -97,20 +103,30 @@ def _code(release: extractor.Release, file: str, function: str) -> list[str]:
 
 
 def _first_line(release: extractor.Release, file: str, code: list[str]) -> int:
-    """The file line (1-based) where this code starts, 0 when it is not found."""
-    lines = release.files[file].lines if file in release.files else []
+    """The file line (1-based) where this code starts; 0 when it is not found, or when the
+    extractor kept only the file's speculative slices (their lines are not the file's)."""
+    source = release.files.get(file)
+    lines = source.lines if source is not None and source.whole else []
     return next((n + 1 for n, line in enumerate(lines) if code and line == code[0] and lines[n : n + len(code)] == code), 0)
 
 
-def show(unit: dict, pair: str, wheels: Path, context: int) -> str:
+def _jax_reader(repo: Path) -> Callable[[str], extractor.Release]:
+    """sglang-jax's scope at a commit of its ledger (``root``: before the first commit)."""
+    import extract_sgl_jax_units as jax
+
+    server_args = jax.server_arg_names()
+    return lambda label: extractor.Release(label, {}, set(), {}) if label == "root" else jax.read_revision(repo, label, label, server_args)
+
+
+def show(unit: dict, pair: str, read: Callable[[str], extractor.Release], package: str, context: int) -> str:
     _, file, function, *_ = unit["id"].split("|")
     old_version, new_version = pair.split("..")
     labels, sides = [], []
     for version in (old_version, new_version):
-        release = _release(version, wheels)
+        release = read(version)
         code = _code(release, file, function)
         start = _first_line(release, file, code)
-        labels.append(f"{version}/sglang/{file} {function}" + (f" (from line {start}; hunk lines count from 1 there)" if start else ""))
+        labels.append(f"{version}/{package}/{file} {function}" + (f" (from line {start}; hunk lines count from 1 there)" if start else ""))
         sides.append(code)
     diff = difflib.unified_diff(sides[0], sides[1], labels[0], labels[1], n=context, lineterm="")
     head = yaml.dump({k: v for k, v in unit.items()}, sort_keys=False, allow_unicode=True, width=120)
@@ -163,6 +179,7 @@ def apply(document: dict, reviews: object, rule_codes: frozenset[str]) -> tuple[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ledger", type=Path, default=ledger_figures.LEDGER)
+    parser.add_argument("--repo", type=Path, help="for the sglang-jax ledger (--ledger ledger/sgl-jax): a clone of sgl-project/sglang-jax, which show reads")
     parser.add_argument("--wheels", type=Path, default=Path(tempfile.gettempdir()) / "sgl-wheels", help="wheel cache, as for extract_sglang_units.py")
     commands = parser.add_subparsers(dest="command", required=True)
     listing = commands.add_parser("todo", help="the pair's unreviewed units")
@@ -183,7 +200,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(todo(document, args.kind, args.limit)))
         return 0
     if args.command == "show":
-        print(show(find_unit(document, args.unit), args.pair, args.wheels, args.context))
+        if "commit" in document and args.repo is None:
+            raise SystemExit(f"ledger_review: {path.name} is an sglang-jax commit: give a clone of sgl-project/sglang-jax with --repo")
+        read = _jax_reader(args.repo) if "commit" in document else (lambda version: _release(version, args.wheels))
+        print(show(find_unit(document, args.unit), document["pair"], read, "sgl_jax" if "commit" in document else "sglang", args.context))
         return 0
     try:
         reviews = yaml.load(args.reviews.read_text(encoding="utf-8"), Loader=LOADER)
