@@ -36,6 +36,11 @@ OVERLAP_RELAXED = JaxChange(
     "python/sgl_jax/srt/server_args.py: before it, any --speculative-algorithm without "
     "--disable-overlap-schedule raised 'Speculative decoding does not support overlap scheduler' (b735f16e^ :1513-1517)",
 )
+EAGLE3_OVERLAP = JaxChange(
+    date(2026, 8, 21), "sglang-jax #1534 (0348ee13)",
+    "python/sgl_jax/srt/server_args.py:1873-1878: EAGLE3 on fa with topk 1 and draft tokens = steps + 1 joins "
+    "the overlap scheduler's list (0348ee13^ :1867-1880 allowed only NEXTN chains and DFLASH)",
+)
 DFLASH = JaxChange(
     date(2026, 7, 28), "sglang-jax #1467 (4406938a)",
     "python/sgl_jax/srt/server_args.py:1433: DFLASH joins the --speculative-algorithm choices",
@@ -57,6 +62,7 @@ KNOWN_BUILDS: tuple[JaxBuild, ...] = (
     JaxBuild(("v0.0.3rc97", "0.0.3rc97", "v0.0.3rc98", "0.0.3rc98"), date(2026, 5, 29), "tag of 2026-05-29"),
     JaxBuild(("b735f16e",), OVERLAP_RELAXED.first, "commit b735f16e (#1293)"),
     JaxBuild(("4406938a",), DFLASH.first, "commit 4406938a (#1467)"),
+    JaxBuild(("0348ee13",), EAGLE3_OVERLAP.first, "commit 0348ee13 (#1534)"),
     JaxBuild(("cddbf6f1",), date(2026, 8, 21), "commit cddbf6f1, the HEAD specguard's sgl-jax rules were read at"),
 )
 # With no build named, the rules speak of the HEAD they were read at.

@@ -90,11 +90,24 @@ def test_jx002_a_build_before_1293_needs_the_flag_even_for_a_supported_chain() -
     (before,) = _jx(JX002, *supported, build="2026-06-23")
     assert before.severity is Severity.ERROR and "predates sglang-jax #1293" in before.message
     assert before.fix is not None
-    (after,) = _jx(JX002, *supported, build="b735f16e")  # the commit of #1293 itself
+    (after,) = _jx(JX002, *supported, build="0348ee13")  # the commit of #1534 itself
     assert after.severity is Severity.INFO
     (unknown,) = _jx(JX002, *supported)  # no build named: the HEAD the rules were read at
     assert unknown.severity is Severity.INFO and "builds before that change" in unknown.message
     assert _jx(JX002, *supported, "--disable-overlap-schedule", build="2026-06-23") == []
+
+
+def test_jx002_eagle3_on_fa_may_overlap_only_from_1534() -> None:
+    """The ledger's 0348ee13 unit: #1293 let NEXTN chains overlap, EAGLE3 on fa came with #1534."""
+    supported = (*BASE, "--speculative-algorithm", "EAGLE3", *CHAIN, "--attention-backend", "fa")
+    for build in ("b735f16e", "4406938a", "2026-08-20"):
+        (between,) = _jx(JX002, *supported, build=build)
+        assert between.severity is Severity.ERROR and "predates sglang-jax #1534" in between.message, build
+        assert between.fix is not None
+    (from_1534,) = _jx(JX002, *supported, build="0348ee13")
+    assert from_1534.severity is Severity.INFO and "since sglang-jax #1534" in from_1534.message
+    nextn = (*BASE, "--speculative-algorithm", "NEXTN", *CHAIN)
+    assert _jx(JX002, *nextn, build="b735f16e") == []
 
 
 def test_jx007_choices_follow_the_build() -> None:
