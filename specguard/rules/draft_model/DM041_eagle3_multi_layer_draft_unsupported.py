@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Category, Finding, Severity
+from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 
 # The EAGLE3 head class that carries the one-layer check (``models/llama_eagle3.py``).
@@ -18,6 +18,15 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     layers = ctx.draft.num_hidden_layers
     if layers is None or layers == 1:
+        return
+    if ctx.spec.dialect is Dialect.SGL_JAX:
+        yield RULE.finding(
+            f"the EAGLE3 draft's config.json says num_hidden_layers: {layers}, and sgl-jax's "
+            "LlamaForCausalLMEagle3 raises 'EAGLE3 currently only supports 1 layer' when it builds the draft, "
+            "after the target has loaded (every sgl-jax build with speculative decoding, to the HEAD specguard "
+            "read); use a one-layer EAGLE3 head",
+            flags=("--speculative-draft-model-path",),
+        )
         return
     yield RULE.finding(
         f"the EAGLE3 draft's config.json says num_hidden_layers: {layers}, and SGLang "
@@ -37,6 +46,8 @@ RULE = Rule(
     severity=Severity.ERROR,
     fix_availability=FixAvailability.NEVER,
     sglang_versions="<0.5.12",
+    # sgl-jax runs it too, at every build: its builds are dated, not SGLang releases (base.applies_to).
+    dialects=(Dialect.SGLANG, Dialect.SLIME, Dialect.SGL_JAX),
     docs=RuleDocs(
         what="Checks the EAGLE3 draft's `num_hidden_layers` (architecture `LlamaForCausalLMEagle3`) on "
         "releases before 0.5.12.",
@@ -45,7 +56,9 @@ RULE = Rule(
         "0.5.5-0.5.9 :198, 0.5.10-0.5.11 :212); from 0.5.12 the head builds `num_hidden_layers` decoder "
         "layers (`llama_eagle3.py:183`). SGLang checks nothing at argument time, so the failure comes after "
         "the target's weights have loaded. SpecForge can train heads with several layers "
-        "(SpecForge#129: a Qwen3-Coder-30B head that trained fine and failed to load).",
+        "(SpecForge#129: a Qwen3-Coder-30B head that trained fine and failed to load). sgl-jax's "
+        "`LlamaForCausalLMEagle3` raises the same error from its first speculative build (#378, f671c326, "
+        "`models/llama_eagle3.py`) to HEAD (cddbf6f1 :236-237), so on sgl-jax the rule runs at every build.",
         fix="Use a one-layer EAGLE3 head, or SGLang 0.5.12 or later. No automatic fix.",
         fix_safety="No fix: the draft checkpoint and the release are the user's choice.",
     ),
@@ -66,5 +79,6 @@ RULE = Rule(
         "sglang 0.4.6: python/sglang/srt/models/llama_eagle3.py:160",
         "sglang 0.5.11: python/sglang/srt/models/llama_eagle3.py:212-213",
         "sglang 0.5.12: python/sglang/srt/models/llama_eagle3.py:183 (range(config.num_hidden_layers))",
+        "sglang-jax f671c326 (#378) to cddbf6f1: python/sgl_jax/srt/models/llama_eagle3.py (cddbf6f1 :236-237)",
     ),
 )

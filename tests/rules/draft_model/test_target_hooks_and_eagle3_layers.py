@@ -179,3 +179,18 @@ def test_dm040_qwen2_eagle3_capture_from_052(algorithm, version, fires):
     argv = ("--model-path", "Qwen/QwQ-32B", "--speculative-algorithm", algorithm, "--speculative-draft-model-path", "d/head")
     example = Example(argv=argv, target={"architectures": ("Qwen2ForCausalLM",)}, sglang_version=version)
     assert (fired("DM040", example) == [Severity.ERROR]) is fires
+
+
+def test_dm041_on_sgl_jax_at_every_build():
+    """sgl-jax's LlamaForCausalLMEagle3 keeps the one-layer check (f671c326 to cddbf6f1): no SGLang window there."""
+    from specguard.models import Dialect
+
+    argv = ("--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+            "--speculative-draft-model-path", "outputs/llama-eagle3", "--disable-overlap-schedule")
+    for build in (None, "f671c326", "cddbf6f1"):
+        example = Example(argv=argv, draft={**HEAD, "num_hidden_layers": 2}, dialect=Dialect.SGL_JAX, gpu="TPU-v6e", sgl_jax_version=build)
+        assert RULES_BY_CODE["DM041"].applies_to(example.context()), build
+        (finding,) = RULES_BY_CODE["DM041"].check(example.context())
+        assert "sgl-jax's LlamaForCausalLMEagle3" in finding.message, build
+    one_layer = Example(argv=argv, draft={**HEAD, "num_hidden_layers": 1}, dialect=Dialect.SGL_JAX, gpu="TPU-v6e")
+    assert list(RULES_BY_CODE["DM041"].check(one_layer.context())) == []
