@@ -41,6 +41,16 @@ EAGLE3_OVERLAP = JaxChange(
     "python/sgl_jax/srt/server_args.py:1873-1878: EAGLE3 on fa with topk 1 and draft tokens = steps + 1 joins "
     "the overlap scheduler's list (0348ee13^ :1867-1880 allowed only NEXTN chains and DFLASH)",
 )
+PATHWAYS_PD = JaxChange(
+    date(2026, 7, 6), "sglang-jax #1428 (94ce2692)",
+    "python/sgl_jax/srt/disaggregation/pathways_scheduler.py:67 (cddbf6f1 :98): --pd-disaggregation arrives, and "
+    "PathwaysPDSchedulerMixin._pd_init_workers asserts no speculative algorithm",
+)
+RECURRENT_EXTRA_BUFFER = JaxChange(
+    date(2026, 7, 9), "sglang-jax #1408 (8340cd76)",
+    "python/sgl_jax/srt/server_args.py (cddbf6f1 :447-452): --enable-recurrent-extra-buffer arrives, and "
+    "ServerArgs.__post_init__ raises for it with any --speculative-algorithm",
+)
 DFLASH = JaxChange(
     date(2026, 7, 28), "sglang-jax #1467 (4406938a)",
     "python/sgl_jax/srt/server_args.py:1433: DFLASH joins the --speculative-algorithm choices",
@@ -61,6 +71,8 @@ KNOWN_BUILDS: tuple[JaxBuild, ...] = (
     JaxBuild(("v0.0.3rc0", "0.0.3rc0", "v0.0.3rc1", "0.0.3rc1"), date(2026, 5, 27), "tag of 2026-05-27"),
     JaxBuild(("v0.0.3rc97", "0.0.3rc97", "v0.0.3rc98", "0.0.3rc98"), date(2026, 5, 29), "tag of 2026-05-29"),
     JaxBuild(("b735f16e",), OVERLAP_RELAXED.first, "commit b735f16e (#1293)"),
+    JaxBuild(("94ce2692",), PATHWAYS_PD.first, "commit 94ce2692 (#1428)"),
+    JaxBuild(("8340cd76",), RECURRENT_EXTRA_BUFFER.first, "commit 8340cd76 (#1408)"),
     JaxBuild(("4406938a",), DFLASH.first, "commit 4406938a (#1467)"),
     JaxBuild(("0348ee13",), EAGLE3_OVERLAP.first, "commit 0348ee13 (#1534)"),
     JaxBuild(("cddbf6f1",), date(2026, 8, 21), "commit cddbf6f1, the HEAD specguard's sgl-jax rules were read at"),

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Category, Dialect, Finding, Severity
-from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+)
 
 # The EAGLE3 head class that carries the one-layer check (``models/llama_eagle3.py``).
 ONE_LAYER_EAGLE3_HEAD = "LlamaForCausalLMEagle3"
@@ -47,7 +54,7 @@ RULE = Rule(
     fix_availability=FixAvailability.NEVER,
     sglang_versions="<0.5.12",
     # sgl-jax runs it too, at every build: its builds are dated, not SGLang releases (base.applies_to).
-    dialects=(Dialect.SGLANG, Dialect.SLIME, Dialect.SGL_JAX),
+    dialects=(*SGLANG_DIALECTS, Dialect.SGL_JAX),
     docs=RuleDocs(
         what="Checks the EAGLE3 draft's `num_hidden_layers` (architecture `LlamaForCausalLMEagle3`) on "
         "releases before 0.5.12.",
