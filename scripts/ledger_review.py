@@ -29,6 +29,7 @@ import argparse
 import difflib
 import os
 import pickle
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -93,13 +94,14 @@ def _code(release: extractor.Release, file: str, function: str) -> list[str]:
     if function in ("", "<module>", "-"):
         return source.lines
     # A class unit, or a function outside the scope: the file's own lines, from the definition on.
+    name = function.split(".")[-1]
+    definition = re.compile(rf"^\s*(?:class|def|async def) {re.escape(name)}\b")
     for number, line in enumerate(source.lines):
-        stripped = line.lstrip()
-        if stripped.startswith((f"class {function.split('.')[-1]}", f"def {function.split('.')[-1]}(")):
-            indent = len(line) - len(stripped)
+        if definition.match(line):
+            indent = len(line) - len(line.lstrip())
             end = next((n for n in range(number + 1, len(source.lines)) if source.lines[n].strip() and len(source.lines[n]) - len(source.lines[n].lstrip()) <= indent), len(source.lines))
             return source.lines[number:end]
-    return source.lines
+    return []  # not on this side: the unit added or removed it
 
 
 def _first_line(release: extractor.Release, file: str, code: list[str]) -> int:

@@ -31,6 +31,11 @@ SPECULATIVE_DECODING = JaxChange(
     date(2025, 11, 19), "sglang-jax #378 (f671c326)",
     "python/sgl_jax/srt/server_args.py: --speculative-algorithm choices EAGLE, EAGLE3, NEXTN, STANDALONE",
 )
+NEXTN_RUNS = JaxChange(
+    date(2026, 5, 28), "sglang-jax #1192 (10fe9e8b)",
+    "python/sgl_jax/srt/speculative/spec_info.py:85-95: SpeculativeAlgorithm.from_string maps NEXTN; from #378 "
+    "(f671c326 spec_info.py:30-39) to 10fe9e8b^ it had no NEXTN key, though --speculative-algorithm listed NEXTN",
+)
 OVERLAP_RELAXED = JaxChange(
     date(2026, 6, 24), "sglang-jax #1293 (b735f16e)",
     "python/sgl_jax/srt/server_args.py: before it, any --speculative-algorithm without "
@@ -69,7 +74,10 @@ KNOWN_BUILDS: tuple[JaxBuild, ...] = (
     JaxBuild(("0.0.1.post1",), date(2025, 8, 25), "PyPI sglang-jax 0.0.1.post1 (wheel files dated 2025-08-25)"),
     JaxBuild(("f671c326",), SPECULATIVE_DECODING.first, "commit f671c326 (#378)"),
     JaxBuild(("v0.0.3rc0", "0.0.3rc0", "v0.0.3rc1", "0.0.3rc1"), date(2026, 5, 27), "tag of 2026-05-27"),
-    JaxBuild(("v0.0.3rc97", "0.0.3rc97", "v0.0.3rc98", "0.0.3rc98"), date(2026, 5, 29), "tag of 2026-05-29"),
+    # Tagged on 2026-05-29 on a release branch whose code is main's at 889b3ceb (2026-05-27, `git merge-base`):
+    # dated by that code, which lacks main's changes of 2026-05-28 (#1192 among them).
+    JaxBuild(("v0.0.3rc97", "0.0.3rc97", "v0.0.3rc98", "0.0.3rc98"), date(2026, 5, 27),
+             "tag of 2026-05-29 on a release branch from main's 889b3ceb (2026-05-27)"),
     JaxBuild(("b735f16e",), OVERLAP_RELAXED.first, "commit b735f16e (#1293)"),
     JaxBuild(("94ce2692",), PATHWAYS_PD.first, "commit 94ce2692 (#1428)"),
     JaxBuild(("8340cd76",), RECURRENT_EXTRA_BUFFER.first, "commit 8340cd76 (#1408)"),

@@ -77,7 +77,9 @@ def test_the_figures_script_prints_every_pair_and_the_totals() -> None:
     result = subprocess.run([sys.executable, str(REPO / "scripts" / "ledger_figures.py")], capture_output=True, text=True, check=True)
     lines = result.stdout.splitlines()
     assert re.fullmatch(r"\d+ units, \d+ reviewed, \d+ became or extended a rule", lines[-1])
-    assert sum(1 for line in lines if ".." in line.split()[0]) == 85
+    assert sum(1 for line in lines if line and ".." in line.split()[0]) == 85
+    jax_rows = [line for line in lines if re.match(r"\d{4}-\d\d-\d\d-[0-9a-f]{8} ", line)]
+    assert len(jax_rows) == len(list(ledger_figures.JAX_LEDGER.glob("*.yaml")))
 
 
 @pytest.mark.skipif(not os.environ.get("SPECGUARD_SGLANG_WHEELS"), reason="needs SPECGUARD_SGLANG_WHEELS: a folder with the sglang 0.5.22 and 0.5.23 wheels")

@@ -6,15 +6,30 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Dialect, Finding, Severity
 from specguard.rules.base import CheckContext, FixAvailability, Rule, RuleDocs
-from specguard.rules.sgl_jax._jax import algorithms_in, jax_example, raw_algorithm
-from specguard.sglang_facts.sgl_jax import SPECULATIVE_DECODING
+from specguard.rules.sgl_jax._jax import (
+    algorithms_in,
+    jax_example,
+    raw_algorithm,
+    runnable_in,
+)
+from specguard.sglang_facts.sgl_jax import NEXTN_RUNS, SPECULATIVE_DECODING
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     algorithm = raw_algorithm(ctx)
     built = ctx.env.sgl_jax_built
     choices = algorithms_in(built)
-    if algorithm is None or algorithm in choices:
+    if algorithm is None:
+        return
+    if algorithm in choices:
+        if algorithm not in runnable_in(built):
+            yield RULE.finding(
+                f"{ctx.flag('--speculative-algorithm')} {algorithm} passes this sgl-jax build's argument parser "
+                f"({built}), but its SpeculativeAlgorithm.from_string has no {algorithm}: the scheduler raises "
+                f"KeyError: '{algorithm}' as it starts. {NEXTN_RUNS.ref} ({NEXTN_RUNS.first.isoformat()}) made it run; "
+                "use a build from then on (EAGLE with the MTP draft served the same role before)",
+                flags=("--speculative-algorithm",),
+            )
         return
     flag = ctx.flag("--speculative-algorithm")
     if not choices:
@@ -42,7 +57,7 @@ RULE = Rule(
     code="JX007",
     category=Category.START,
     name="algorithm-not-in-sgl-jax",
-    summary="sgl-jax: a speculative algorithm only SGLang implements (NGRAM, ...)",
+    summary="sgl-jax: a speculative algorithm the build does not run (NGRAM, ...; NEXTN before #1192)",
     severity=Severity.ERROR,
     fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
@@ -52,7 +67,11 @@ RULE = Rule(
         "are not among them, so the launch fails at argument parsing. DFLASH is recent: the first "
         "speculative version (#378, 2025-11-19) had only EAGLE, EAGLE3, NEXTN and STANDALONE; DFLASH came with "
         "#1467 (2026-07-28), and builds before #378 (PyPI's sglang-jax 0.0.1.post1 among them) have no speculative "
-        "flags at all. With `--sgl-jax-version` the choices are those of that build.",
+        "flags at all. NEXTN was among the choices from #378 but `SpeculativeAlgorithm.from_string` had no "
+        "NEXTN key until #1192 (10fe9e8b, 2026-05-28; f671c326 spec_info.py:30-39 against 10fe9e8b :85-95), so "
+        "before it a NEXTN launch passed argparse and died with KeyError: 'NEXTN' as the scheduler started "
+        "(the v0.0.3rc tags are such builds: their code is main's of 2026-05-27). With `--sgl-jax-version` the "
+        "choices are those of that build.",
         fix="No automatic fix: the replacement needs a draft model (EAGLE3) or MTP layers (NEXTN).",
         fix_safety="No fix is offered.",
     ),
@@ -62,6 +81,7 @@ RULE = Rule(
     sources=(
         "sglang-jax HEAD cddbf6f1: python/sgl_jax/srt/server_args.py (--speculative-algorithm choices)",
         "sglang-jax f671c326 (#378) and 4406938a (#1467): server_args.py --speculative-algorithm choices",
+        "sglang-jax f671c326: python/sgl_jax/srt/speculative/spec_info.py:30-39 (from_string without NEXTN); 10fe9e8b (#1192) :85-95",
         "PyPI sglang-jax 0.0.1.post1 wheel: sgl_jax/srt/server_args.py has no speculative flag",
         "seed: sgl-jax-speculative-decoding.md (--speculative-algorithm {EAGLE,EAGLE3,NEXTN,STANDALONE})",
         "design: shared/design/dialects.md §2",

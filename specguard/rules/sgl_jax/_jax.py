@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from specguard.models import Dialect
 from specguard.rules.base import CheckContext, Example
 from specguard.rules.examples import QWEN3_32B_TP4_EAGLE3
-from specguard.sglang_facts.sgl_jax import DFLASH, SPECULATIVE_DECODING
+from specguard.sglang_facts.sgl_jax import DFLASH, NEXTN_RUNS, SPECULATIVE_DECODING
 
 if TYPE_CHECKING:
     from datetime import date
@@ -33,6 +33,12 @@ def algorithms_in(built: date | None) -> tuple[str, ...]:
     if not SPECULATIVE_DECODING.present_in(built):
         return ()
     return tuple(a for a in ALGORITHMS if a != "DFLASH" or DFLASH.present_in(built))
+
+
+def runnable_in(built: date | None) -> tuple[str, ...]:
+    """The choices whose worker the build can make: before #1192, NEXTN passed argparse and then
+    failed in ``SpeculativeAlgorithm.from_string`` (no such key)."""
+    return tuple(a for a in algorithms_in(built) if a != "NEXTN" or built is None or NEXTN_RUNS.present_in(built))
 
 
 def raw_algorithm(ctx: CheckContext) -> str | None:

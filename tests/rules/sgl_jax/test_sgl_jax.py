@@ -115,11 +115,20 @@ def test_jx007_choices_follow_the_build() -> None:
     assert _jx(JX007, *dflash) == []
     assert _jx(JX007, *dflash, build="4406938a") == []  # #1467 brought DFLASH
     (before,) = _jx(JX007, *dflash, build="v0.0.3rc98")
-    assert "not in this sgl-jax build (2026-05-29" in before.message and "DFLASH" not in before.message.split("choices: ")[1]
+    assert "not in this sgl-jax build (2026-05-27" in before.message and "DFLASH" not in before.message.split("choices: ")[1]
     eagle3 = (*BASE, "--speculative-algorithm", "EAGLE3")
     (pypi,) = _jx(JX007, *eagle3, build="0.0.1.post1")
     assert "predates speculative decoding" in pypi.message and "PyPI" in pypi.message
     assert _jx(JX007, *eagle3, build="f671c326") == []
+
+
+def test_jx007_nextn_passes_argparse_but_has_no_worker_before_1192() -> None:
+    nextn = (*BASE, "--speculative-algorithm", "NEXTN", *CHAIN)
+    for build in ("f671c326", "v0.0.3rc98", "2026-05-27"):
+        (finding,) = _jx(JX007, *nextn, build=build)
+        assert "KeyError: 'NEXTN'" in finding.message and "#1192" in finding.message, build
+    for build in ("2026-05-28", "b735f16e", None):
+        assert _jx(JX007, *nextn, build=build) == [], build
 
 
 # A launch whose facts are at hand (the target's config.json; NEXTN needs no draft path).
@@ -130,7 +139,7 @@ def test_sgl_jax_build_named_on_the_command_line() -> None:
     argv = ("check", "--dialect", "sgl-jax", "--gpu", "TPU-v6e", "--offline", "--sgl-jax-version", "v0.0.3rc98",
             "--", *LOCAL_NEXTN)
     code, report = run_cli_json(*argv)
-    assert report["environment"]["sgl_jax_build"] == "2026-05-29"
+    assert report["environment"]["sgl_jax_build"] == "2026-05-27"  # the tag's code is main's of 2026-05-27
     assert report["environment"]["sgl_jax_build_source"].startswith("given: v0.0.3rc98")
     assert code == 1 and [f["severity"] for f in report["findings"] if f["code"] == "JX002"] == ["error"]
     code, report = run_cli_json(*[a if a != "v0.0.3rc98" else "2026-07-01" for a in argv])
