@@ -30,7 +30,8 @@ from specguard.rules.features import FX111_weight_cache_with_speculation as FX11
 from specguard.rules.features import (
     FX140_startup_weight_overlap_with_speculation as FX140,
 )
+from specguard.rules.features import FX200_lmcache_with_speculation as FX200
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
          FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
-         FX093.RULE, FX110.RULE, FX111.RULE, FX140.RULE)
+         FX093.RULE, FX110.RULE, FX111.RULE, FX140.RULE, FX200.RULE)
