@@ -7,5 +7,6 @@ from specguard.rules.hybrid import HY023_swa_triton_verify_mask_offset as HY023
 from specguard.rules.hybrid import HY024_mamba_extra_buffer_verify_none_track as HY024
 from specguard.rules.hybrid import HY110_gdn_flashinfer_verify_tree_draft as HY110
 from specguard.rules.hybrid import HY140_dsv4_draft_tokens_exceed_c4_ring as HY140
+from specguard.rules.hybrid import HY200_mamba1_target_speculation as HY200
 
-RULES = (HY020.RULE, HY021.RULE, HY022.RULE, HY023.RULE, HY024.RULE, HY110.RULE, HY140.RULE)
+RULES = (HY020.RULE, HY021.RULE, HY022.RULE, HY023.RULE, HY024.RULE, HY110.RULE, HY140.RULE, HY200.RULE)
