@@ -114,6 +114,17 @@ FORCED_MULTI_LAYER_EAGLE: dict[str, Change] = {
     "MiMoV2FlashForCausalLM": Change("0.5.7", "0.5.7 server_args.py:1216-1223"),
     "Step3p5ForCausalLM": Change("0.5.9", "0.5.9 server_args.py:1426-1433 (absent in 0.5.8.post1)"),
 }
+# EAGLE-family verify commits the argmax for every request on some platforms. From 0.5.14 one
+# function verifies for both spec paths (0.5.14 speculative/eagle_utils.py:437); before, the v1 path
+# went greedy wherever the tree-sampling kernel was missing, which no launch shows.
+GREEDY_VERIFY_ONE_PATH = Change("0.5.14", "0.5.14 speculative/eagle_utils.py:437 `is_all_greedy or _is_npu or _is_hip`")
+GREEDY_VERIFY_XPU = Change("0.5.15", "0.5.15 speculative/eagle_utils.py:620 adds _is_xpu")
+GREEDY_VERIFY_CPU = Change("0.5.16", "0.5.16 speculative/eagle_utils.py:650 adds _is_cpu")
+NPU_SAMPLED_VERIFY = Change("0.5.20", "0.5.20 speculative/eagle_utils.py:784 drops _is_npu (0.5.19 :744 had it)")
+HIP_REJECTION_SAMPLED_VERIFY = Change(
+    "0.5.21", "0.5.21 speculative/eagle_utils.py:695-710 (HIP samples under rejection sampling), "
+    "arg_groups/speculative_hook.py:40-62,1073-1093 (turned on by itself for EAGLE chains)",
+)
 # ---- hybrid (mamba / linear attention) targets -----------------------------------------------------
 MAMBA_NO_BUFFER_ROCM_FALLBACK = Change("0.5.11", "PR 22908; 0.5.11 server_args.py:2441-2456 (0.5.10 raises on every platform)")
 NGRAM_VERIFY_TRACKS_MAMBA = Change("0.5.14", "0.5.14 speculative/ngram_worker.py:334")
