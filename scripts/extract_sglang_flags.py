@@ -16,9 +16,16 @@ Reads each release's wheel statically (``ast``; nothing of SGLang is imported or
   every ``SGLANG_*`` attribute declared in ``sglang/srt/environ.py`` (``envs.SGLANG_X``).
 - architectures: the names each ``sglang/srt/models/*.py`` exports as ``EntryClass`` (SGLang's
   model registry imports exactly these).
+- ServerArgs defaults: each field of the ``ServerArgs`` dataclass (up to 0.5.19) or of the
+  namespace classes ``_INPUT_NAMESPACES`` assembles it from (0.5.20+), with its default: a
+  literal (a module-level name bound to one, a copy or item of one and arithmetic on numbers
+  included), else the default's source text, or none (a required field).
 
 Writes ``specguard/data/sglang-history.json``: the ordered release list, and for each flag, env
-var and architecture the spans of release indexes that have it. Wheels are cached in
+var and architecture the spans of release indexes that have it; and
+``specguard/data/sglang-serverargs-defaults.json`` (read by ``specguard explain`` only, so
+``specguard check`` does not load it): for each ServerArgs field, the spans of releases with each
+default. Wheels are cached in
 ``--wheels`` (default /tmp/sgl-wheels) and downloaded with ``pip download --no-deps`` when
 missing. ``--check`` regenerates and compares instead of writing (used by the tests).
 
@@ -32,6 +39,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import os
 import re
 import subprocess
@@ -45,6 +53,8 @@ from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "specguard" / "data" / "sglang-history.json"
+# Read only by ``specguard explain``; apart from the history so ``specguard check`` never loads it.
+DEFAULTS_OUTPUT = OUTPUT.with_name("sglang-serverargs-defaults.json")
 DEFAULT_RELEASES_FILE = ROOT.parent / "shared" / "design" / "sglang-releases.yaml"
 OLDEST, NEWEST = Version("0.4.0"), Version("0.5.23")
 ENV_NAME = re.compile(r"SGLANG_[A-Z0-9_]*[A-Z0-9]")
@@ -221,6 +231,138 @@ def dataclass_fields(tree: ast.Module, constants: dict[str, object], only: str |
             yield _argument(names, field, switch, choices, None, action)
 
 
+# ---------------------------------------------------------------------------------------------
+# ServerArgs field defaults
+# ---------------------------------------------------------------------------------------------
+
+REQUIRED = {"required": True}  # a field without a default (``model_path``, in every release)
+# ``default_factory=list`` and the like: the empty value each builds (as JSON holds it).
+EMPTY_FACTORIES = {"list": [], "dict": {}, "tuple": [], "set": []}
+
+
+def literal_bindings(tree: ast.Module) -> dict[str, object]:
+    """Module-level ``NAME = <literal>`` bindings: a default that names one is that literal."""
+    bound: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        try:
+            bound[target.id] = _jsonable(ast.literal_eval(value))
+        except (ValueError, TypeError, SyntaxError, RecursionError):
+            bound.pop(target.id, None)  # rebound to something else: no longer that literal
+    return bound
+
+
+def _jsonable(value: object) -> object:
+    """A literal as JSON holds it (tuples and sets as lists); TypeError for one it cannot hold."""
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_jsonable(v) for v in value)
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("a dict with non-string keys")
+        return {k: _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, bool, int)) or isinstance(value, float) and math.isfinite(value):
+        return value
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _default(node: ast.expr | None, bound: dict[str, object]) -> dict:
+    """A field's default as data: ``{"literal": value}``, ``{"expression": source}`` where the
+    value is computed (an env lookup, a factory), or REQUIRED where the field has none."""
+    if node is None:
+        return REQUIRED
+    if isinstance(node, ast.Call) and _name_of(node.func) == "field":  # dataclasses.field / msgspec.field
+        if (default := _keyword(node, "default")) is not None:
+            return _default(default, bound)
+        factory = _keyword(node, "default_factory")
+        if isinstance(factory, ast.Name) and factory.id in EMPTY_FACTORIES:
+            return {"literal": EMPTY_FACTORIES[factory.id]}
+        if isinstance(factory, ast.Lambda):
+            return _default(factory.body, bound)
+        return {"expression": ast.unparse(node)} if factory is not None else REQUIRED
+    try:
+        return {"literal": _folded(node, bound)}
+    except (ValueError, TypeError, SyntaxError, RecursionError, IndexError, KeyError):
+        return {"expression": ast.unparse(node)}
+
+
+# What a default written as arithmetic on numbers (``10 * 1000 * 1000``) evaluates to.
+ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+
+
+def _folded(node: ast.expr, bound: dict[str, object]) -> object:
+    """The value of a default that is a literal, a module-level name bound to one, a copy of one
+    (``list(NAME)``), an item of one (``NAME[0]``) or arithmetic on numbers; ValueError else."""
+    if isinstance(node, ast.Name):
+        if node.id not in bound:
+            raise ValueError(f"{node.id} is bound to no literal")
+        return bound[node.id]
+    if isinstance(node, ast.Call) and _name_of(node.func) in {"list", "tuple"} and len(node.args) == 1 and not node.keywords:
+        value = _folded(node.args[0], bound)
+        if not isinstance(value, list):
+            raise TypeError("a copy of no list")
+        return value
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        value = _folded(node.value, bound)
+        if not isinstance(value, list):
+            raise TypeError("an item of no list")
+        return value[node.slice.value]
+    if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+        left, right = _folded(node.left, bound), _folded(node.right, bound)
+        if not all(isinstance(side, (int, float)) and not isinstance(side, bool) for side in (left, right)):
+            raise TypeError("arithmetic on no numbers")
+        return ARITHMETIC[type(node.op)](left, right)
+    return _jsonable(ast.literal_eval(node))
+
+
+def _is_class_var(annotation: ast.expr) -> bool:
+    target = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return _name_of(target) == "ClassVar"
+
+
+def class_field_defaults(cls: ast.ClassDef, bound: dict[str, object]) -> Iterator[tuple[str, dict]]:
+    """A dataclass's (or msgspec Struct's) fields, in order, with their defaults: its annotated
+    assignments other than ClassVars (``Derived(...)`` declarations are plain assignments)."""
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and not _is_class_var(node.annotation):
+            yield node.target.id, _default(node.value, bound)
+
+
+def _namespace_names(tree: ast.Module) -> list[str] | None:
+    """The classes ``_INPUT_NAMESPACES = [...]`` lists (0.5.20+: ServerArgs's fields are theirs)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [_name_of(t) for t in node.targets] == ["_INPUT_NAMESPACES"] and isinstance(node.value, ast.List):
+            return [name for element in node.value.elts if (name := _name_of(element))]
+    return None
+
+
+def serverargs_defaults(trees: dict[str, ast.Module], server_args: str, field_modules: list[str]) -> dict[str, dict]:
+    """Every ``ServerArgs`` field of one release and its default.
+
+    Up to 0.5.19 the fields are ``ServerArgs``'s own (a dataclass in server_args.py); from 0.5.20
+    ``msgspec.defstruct`` assembles ServerArgs from the classes ``_INPUT_NAMESPACES`` lists
+    (``arg_groups/fields/*.py``, ``collect_input_fields``), plus ServerArgs's own annotations."""
+    defaults: dict[str, dict] = {}
+    namespaces = _namespace_names(trees[server_args])
+    if namespaces is not None:
+        classes = {node.name: (node, name) for name in field_modules for node in trees[name].body if isinstance(node, ast.ClassDef)}
+        missing = [n for n in namespaces if n not in classes]
+        if missing:
+            raise RuntimeError(f"_INPUT_NAMESPACES names classes no arg_groups/fields module declares: {missing}")
+        for name in namespaces:
+            cls, module = classes[name]
+            defaults.update(class_field_defaults(cls, literal_bindings(trees[module])))
+    own = next(n for n in trees[server_args].body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs")
+    defaults.update(class_field_defaults(own, literal_bindings(trees[server_args])))
+    return defaults
+
+
 def read_wheel(wheel: Path) -> dict:
     """Flags, env vars and architectures of one release, read from its wheel.
 
@@ -259,7 +401,8 @@ def read_wheel(wheel: Path) -> dict:
         if name.startswith("sglang/srt/models/"):
             for value in ENTRY_CLASS.findall(text):
                 architectures.update(IDENTIFIER.findall(re.sub(r"#.*", "", value)))
-    return {"arguments": arguments, "env": sorted(env), "architectures": sorted(architectures)}
+    defaults = serverargs_defaults(trees, server_args, field_modules)
+    return {"arguments": arguments, "env": sorted(env), "architectures": sorted(architectures), "defaults": defaults}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,6 +473,32 @@ def compact(releases: list[str], per_release: dict[str, dict]) -> dict:
     }
 
 
+def compact_defaults(releases: list[str], per_release: dict[str, dict]) -> dict:
+    """Each ServerArgs field's defaults across releases: spans of release indexes per default."""
+    at: dict[str, dict[str, list[int]]] = {}  # field -> default (json) -> release indexes
+    for index, version in enumerate(releases):
+        for name, default in per_release[version]["defaults"].items():
+            at.setdefault(name, {}).setdefault(json.dumps(default, sort_keys=True), []).append(index)
+    values: list[str] = []
+    fields: dict[str, list[list[int]]] = {}
+    for name in sorted(at):
+        rows = []
+        for key, indexes in at[name].items():
+            if key not in values:
+                values.append(key)
+            rows += [[first, last, values.index(key)] for first, last in spans(indexes)]
+        fields[name] = sorted(rows)
+    return {
+        "generated_by": "scripts/extract_sglang_flags.py",
+        "note": "Each ServerArgs field's default per release, read from the wheels' dataclasses. Spans are [first, last] "
+        "indexes into releases, the third number indexes values: {literal: v}, {expression: source} (computed; no "
+        "literal) or {required: true} (no default).",
+        "releases": releases,
+        "values": [json.loads(key) for key in values],
+        "fields": fields,
+    }
+
+
 # ---------------------------------------------------------------------------------------------
 # Release list, parity, command line
 # ---------------------------------------------------------------------------------------------
@@ -353,12 +522,13 @@ def parity(data: dict, real_path: Path) -> tuple[set[str], set[str]]:
     return parsed - static, static - parsed
 
 
-def generate(releases: list[str], cache: Path, jobs: int) -> dict:
+def generate(releases: list[str], cache: Path, jobs: int) -> tuple[dict, dict]:
+    """The history (flags, env vars, architectures) and the ServerArgs defaults of ``releases``."""
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         wheels = list(pool.map(lambda v: download(v, cache), releases))
     with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1)) as pool:
-        read = list(pool.map(read_wheel, wheels))
-    return compact(releases, dict(zip(releases, read)))
+        read = dict(zip(releases, pool.map(read_wheel, wheels)))
+    return compact(releases, read), compact_defaults(releases, read)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -370,25 +540,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the shipped data instead of writing it")
     parser.add_argument("--parity", type=Path, help="also compare one release with a flag table dumped from SGLang's real parser")
     parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--defaults-output", type=Path, default=DEFAULTS_OUTPUT, help="where the ServerArgs defaults go")
     args = parser.parse_args(argv)
 
     if args.only:
         shipped = json.loads(args.output.read_text(encoding="utf-8"))
+        shipped_defaults = json.loads(args.defaults_output.read_text(encoding="utf-8"))
         wanted = [v.strip() for v in args.only.split(",") if v.strip()]
-        differences = [v for v in wanted if release_view(generate([v], args.wheels, args.jobs), v) != release_view(shipped, v)]
+        differences = []
+        for version in wanted:
+            history, defaults = generate([version], args.wheels, args.jobs)
+            if release_view(history, version) != release_view(shipped, version) or defaults_view(defaults, version) != defaults_view(shipped_defaults, version):
+                differences.append(version)
         print("equal" if not differences else f"differ: {', '.join(differences)}")
         return 1 if differences else 0
-    data = generate(release_list(args.releases), args.wheels, args.jobs)
+    data, defaults = generate(release_list(args.releases), args.wheels, args.jobs)
     if args.parity:
         missing, extra = parity(data, args.parity)
         print(f"parity with {args.parity.name}: {len(missing)} flags only in the real parser {sorted(missing)}; {len(extra)} only in the static extraction {sorted(extra)}")
-    text = json.dumps(data, separators=(",", ":"), sort_keys=False) + "\n"
+    outputs = {args.output: data, args.defaults_output: defaults}
+    texts = {path: json.dumps(content, separators=(",", ":"), sort_keys=False) + "\n" for path, content in outputs.items()}
     if args.check:
-        same = args.output.exists() and args.output.read_text(encoding="utf-8") == text
-        print("equal" if same else f"{args.output} differs from the generator's output")
-        return 0 if same else 1
-    args.output.write_text(text, encoding="utf-8")
+        stale = [path for path, text in texts.items() if not (path.exists() and path.read_text(encoding="utf-8") == text)]
+        print("equal" if not stale else "; ".join(f"{path} differs from the generator's output" for path in stale))
+        return 1 if stale else 0
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
     print(f"wrote {args.output} ({len(data['releases'])} releases, {len(data['flags'])} flags, {len(data['env'])} env vars, {len(data['architectures'])} architectures)")
+    print(f"wrote {args.defaults_output} ({len(defaults['fields'])} ServerArgs fields, {len(defaults['values'])} distinct defaults)")
     return 0
 
 
@@ -401,6 +580,12 @@ def release_view(data: dict, version: str) -> dict:
 
     flags = {name: next(data["infos"][row[2]] for row in rows if row[0] <= index <= row[1]) for name, rows in data["flags"].items() if any(row[0] <= index <= row[1] for row in rows)}
     return {"flags": flags, "env": at(data["env"]), "architectures": at(data["architectures"])}
+
+
+def defaults_view(data: dict, version: str) -> dict:
+    """One release's ServerArgs fields and their defaults, from compact defaults data."""
+    index = data["releases"].index(version)
+    return {name: data["values"][row[2]] for name, rows in data["fields"].items() for row in rows if row[0] <= index <= row[1]}
 
 
 if __name__ == "__main__":

@@ -290,17 +290,23 @@ def _parser_table() -> dict[str, dict[str, Any]]:
     return {raw["dest"]: raw for raw in json.loads(path.read_text(encoding="utf-8"))["flags"] if raw.get("option_strings")}
 
 
-def argv_from_fields(fields: dict[str, Any], *, resolved: bool = False) -> tuple[list[str], list[str]]:
-    """The flags that give these ServerArgs fields, and the fields no flag sets.
+def argv_from_fields(fields: dict[str, Any], *, release: str | None = None, resolved: bool = False) -> tuple[list[str], list[str]]:
+    """The flags that give these ServerArgs fields, and the fields off their default that no flag sets.
 
-    A field at SGLang 0.5.23's default is left out: only a change from it can explain a crash.
-    A field 0.5.23 no longer has, but an earlier release's flag of its name does, is kept unless
-    it is empty or off (those releases' defaults are not shipped). A value SGLang redacted is no
-    launch's. ``resolved``: the fields are the server_args={...} dict 0.5.23 logs, whose values
-    resolution has filled in; one at what resolution gives an unset field is left out too."""
+    A field at ``release``'s default (the release that logged them: its ServerArgs's own
+    defaults, ``specguard/serverargs_defaults.py``) is left out: only a change from it can explain
+    a crash. ``release`` None, or a field that release's data lacks, is judged by SGLang 0.5.23's
+    parser default; a field whose default is computed at start-up (``sys.maxsize``) is kept unless
+    None. A field 0.5.23's parser lacks is given by the flag of its name where an earlier release
+    has one, and kept only when it is on (a value that is empty or off names no flag of a known
+    spelling). A value SGLang redacted is no launch's. ``resolved``: the fields are the
+    server_args={...} dict 0.5.23 logs, whose values resolution has filled in; one at what
+    resolution gives an unset field is left out too."""
+    from specguard.serverargs_defaults import FieldDefault, defaults_at
     from specguard.versions import history
 
     table = _parser_table()
+    release_defaults = defaults_at(release or NEWEST_KNOWN_SGLANG) or {}
     known = history().flags
     argv: list[str] = []
     unmapped: list[str] = []
@@ -308,14 +314,19 @@ def argv_from_fields(fields: dict[str, Any], *, resolved: bool = False) -> tuple
         if value == REDACTED or (resolved and dest in RESOLVED_WHEN_UNSET and value == RESOLVED_WHEN_UNSET[dest]):
             continue
         raw = table.get(dest)
+        default = release_defaults.get(dest)
+        if default is None and raw is not None:
+            default = FieldDefault(not raw.get("default_is_repr"), raw.get("default"))
+        if value is None or (default is not None and default.is_literal and value == default.value):
+            continue
         if raw is None:
             option = "--" + dest.replace("_", "-")
-            if option in known and value not in (None, False, "", [], {}):
+            if value in (False, "", [], {}):
+                continue
+            if option in known:
                 argv += _flag(option, value, switch=value is True, many=isinstance(value, list))
-            elif option not in known and value not in (None, False, "", [], {}):
+            else:
                 unmapped.append(dest)
-            continue
-        if value is None or (not raw.get("default_is_repr") and value == raw.get("default")):
             continue
         option = raw["option_strings"][0]
         if raw.get("action") == "boolean_optional":

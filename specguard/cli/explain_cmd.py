@@ -164,7 +164,10 @@ def recover(found: LogDigest, sglang_version: str | None, notes: list[str]) -> R
         except TruncatedServerArgs as error:
             notes.append(f"{where}: {error}; the launch is not recovered from it")
         else:
-            argv, unmapped = argv_from_fields(fields, resolved=text.lstrip().startswith("{"))
+            release = defaults_release(fields, skipped, version, dialect)
+            if release is not None and not version:
+                from_log.append(f"field defaults: SGLang {release}'s (its ServerArgs has the logged fields)")
+            argv, unmapped = argv_from_fields(fields, release=release, resolved=text.lstrip().startswith("{"))
             if not fields.get("model_path"):
                 notes.append(f"{where}: the ServerArgs line names no model_path; the launch is not recovered from it")
             else:
@@ -187,6 +190,19 @@ def recover(found: LogDigest, sglang_version: str | None, notes: list[str]) -> R
                 unknown = [fact for fact in unknown if not fact.startswith("SGLang version")]
             return Recovered(launch.argv, launch.dialect.value, where, version, tuple(from_log), tuple(unknown))
     return None
+
+
+def defaults_release(fields: dict[str, Any], skipped: tuple[str, ...], version: str | None, dialect: str) -> str | None:
+    """The release whose defaults the logged fields are read at: the one the log (or
+    --sglang-version) names, else the one its ServerArgs's field names date; None for sgl-jax
+    (its ServerArgs is not SGLang's: 0.5.23's parser defaults stand)."""
+    if dialect == "sgl-jax":
+        return None
+    if version:
+        return version
+    from specguard.serverargs_defaults import release_of_fields
+
+    return release_of_fields([*fields, *skipped])
 
 
 def _check(recovered: Recovered, gpu: str | None, notes: list[str]) -> tuple[Any, Any] | None:

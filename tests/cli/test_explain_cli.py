@@ -75,6 +75,25 @@ def test_dtype_mismatch_with_its_launch_gives_the_rule_its_fix_and_the_check(tmp
     assert {f["code"] for f in document["check"]["findings"]} >= {"DM001", "DM002"}
 
 
+# Fields at SGLang 0.4.3.post2's own defaults, which 0.5.23's differ from (sglang 0.4.3.post2:
+# python/sglang/srt/server_args.py:47 trust_remote_code = True, :70 schedule_policy = "lpm", :95
+# file_storage_pth = "sglang_storage"; 0.5.23: arg_groups/fields/model.py:106-109 trust_remote_code
+# = False, schedule.py:86-102 schedule_policy = "fcfs"; file_storage_pth is gone after 0.4.3.post2).
+OLD_SERVER_ARGS = (
+    "[2026-01-02 10:11:02] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', trust_remote_code=True, "
+    "schedule_policy='lpm', file_storage_pth='sglang_storage', speculative_algorithm='EAGLE')"
+)
+
+
+@pytest.mark.parametrize("version_line", ["sglang version: 0.4.3.post2\n", ""])
+def test_an_old_logs_fields_at_their_own_releases_defaults_are_no_flags(version_line: str) -> None:
+    launch = as_json(explain("-", "--format", "json", stdin=f"{version_line}{OLD_SERVER_ARGS}\n"))["launch"]
+    assert launch["argv"] == ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE"]
+    # The version line names the release; else the field names date the line (file_storage_pth:
+    # up to 0.4.3.post2, whose defaults it is then read at).
+    assert any("0.4.3.post2" in fact for fact in launch["from_log"])
+
+
 def test_a_traceback_with_rank_prefixes_ranks_the_rule_that_fires_first(tmp_path: Path) -> None:
     lines = ["\x1b[32msglang==0.5.3\x1b[0m", SERVER_ARGS] + [line.format(rank=rank) for rank in range(4) for line in CONTEXT_TRACEBACK]
     result = explain("-", "--format", "json", stdin="\n".join(lines) + "\n")

@@ -116,3 +116,41 @@ def test_an_enum_repr_is_not_a_literal_but_a_string_that_looks_like_one_is() -> 
     fields, skipped = server_args_fields("ServerArgs(model_path='m', load_format=<LoadFormat.AUTO: 'auto'>, watermark_config='<redacted>')")
     assert fields == {"model_path": "m", "watermark_config": "<redacted>"} and skipped == ("load_format",)
     assert argv_from_fields(fields)[0] == ["--model-path", "m"]  # a redacted value is no launch's
+
+
+# Defaults read in the wheels (specguard/data/sglang-serverargs-defaults.json holds them):
+# sglang 0.4.3.post2: python/sglang/srt/server_args.py:47 trust_remote_code: bool = True,
+#   :70 schedule_policy: str = "lpm", :95 file_storage_pth: str = "sglang_storage",
+#   :126-128 speculative_num_steps = 5, speculative_num_draft_tokens = 64, speculative_eagle_topk = 8;
+# sglang 0.4.0: python/sglang/srt/server_args.py:88 file_storage_pth: str = "SGLang_storage";
+# sglang 0.5.23: python/sglang/srt/arg_groups/fields/model.py:106-109 trust_remote_code = False,
+#   schedule.py:86-102 schedule_policy = "fcfs", spec.py:58-69 speculative_num_steps,
+#   speculative_eagle_topk, speculative_num_draft_tokens = None.
+AT_0_4_3_POST2_DEFAULTS = {
+    "model_path": "m", "trust_remote_code": True, "schedule_policy": "lpm",
+    "speculative_num_steps": 5, "speculative_num_draft_tokens": 64, "speculative_eagle_topk": 8,
+}
+
+
+def test_a_field_at_its_own_releases_default_is_no_flag() -> None:
+    assert argv_from_fields(AT_0_4_3_POST2_DEFAULTS, release="0.4.3.post2") == (["--model-path", "m"], [])
+
+
+def test_the_same_fields_logged_by_0_5_23_are_flags() -> None:
+    argv, _ = argv_from_fields(AT_0_4_3_POST2_DEFAULTS, release="0.5.23")
+    assert argv == ["--model-path", "m", "--trust-remote-code", "--schedule-policy", "lpm", "--speculative-num-steps", "5",
+                    "--speculative-num-draft-tokens", "64", "--speculative-eagle-topk", "8"]
+    assert argv_from_fields(AT_0_4_3_POST2_DEFAULTS)[0] == argv  # no release named: 0.5.23's defaults
+
+
+def test_a_field_only_an_old_release_has_is_judged_by_that_releases_default() -> None:
+    # --file-storage-pth: up to 0.4.3.post2 (sglang-history.json); 0.5.23's parser has no such dest.
+    assert argv_from_fields({"model_path": "m", "file_storage_pth": "SGLang_storage"}, release="0.4.0")[0] == ["--model-path", "m"]
+    assert argv_from_fields({"model_path": "m", "file_storage_pth": "sglang_storage"}, release="0.4.3.post2")[0] == ["--model-path", "m"]
+    changed = argv_from_fields({"model_path": "m", "file_storage_pth": "sglang_storage"}, release="0.4.0")[0]
+    assert changed == ["--model-path", "m", "--file-storage-pth", "sglang_storage"]
+
+
+def test_an_unlisted_post_release_reads_the_release_before_it() -> None:
+    # 0.4.3.post3 was never published; its fields would be 0.4.3.post2's.
+    assert argv_from_fields(AT_0_4_3_POST2_DEFAULTS, release="0.4.3.post3")[0] == ["--model-path", "m"]

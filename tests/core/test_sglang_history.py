@@ -1,5 +1,7 @@
-"""The shipped release history (specguard/data/sglang-history.json) against its generator and the
-real parser: every release 0.4.0-0.5.23, a sample regenerated from the wheels themselves."""
+"""The shipped release history (specguard/data/sglang-history.json) and ServerArgs defaults
+(sglang-serverargs-defaults.json) against their generator and the real parser: every release
+0.4.0-0.5.23, a sample regenerated from the wheels themselves, and both files whole where every
+wheel is cached."""
 
 from __future__ import annotations
 
@@ -61,6 +63,29 @@ def test_generator_regenerates_a_release_from_its_wheel(version):
     result = subprocess.run([sys.executable, str(SCRIPT), "--only", version, "--wheels", str(WHEELS)], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "equal"
+
+
+def test_generator_regenerates_both_files_whole():
+    """The whole history and defaults files, byte for byte (reading all 86 wheels takes seconds)."""
+    extractor = _extractor()
+    missing = [v for v in extractor.release_list(SHARED / "design" / "sglang-releases.yaml") if extractor.wheel_path(v, WHEELS) is None]
+    if missing:
+        pytest.skip(f"{len(missing)} release wheels are not cached in {WHEELS} (SPECGUARD_SGLANG_WHEELS names another cache): {', '.join(missing[:5])}")
+    result = subprocess.run([sys.executable, str(SCRIPT), "--check", "--wheels", str(WHEELS), "--jobs", "2"], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "equal"
+
+
+def test_0_5_23_defaults_are_the_real_parsers():
+    """Each 0.5.23 field's static default against the default SGLang 0.5.23's real parser gives
+    its flag (sglang-0.5.23-flags.json): the parser's defaults are the dataclass's."""
+    from specguard.serverargs_defaults import defaults_at
+
+    static = defaults_at("0.5.23")
+    parsed = json.loads(HISTORY_FILE.with_name("sglang-0.5.23-flags.json").read_text(encoding="utf-8"))["flags"]
+    compared = [flag for flag in parsed if flag.get("option_strings") and flag["dest"] in static and static[flag["dest"]].is_literal]
+    assert len(compared) > 500
+    assert [flag["dest"] for flag in compared if flag.get("default_is_repr") or flag.get("default") != static[flag["dest"]].value] == []
 
 
 def test_known_history_points():
