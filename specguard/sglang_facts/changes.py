@@ -79,7 +79,11 @@ NGRAM_KEEPS_OVERLAP = Change("0.5.14", "0.5.13 arg_groups/speculative_hook.py:42
 MIXED_CHUNK_PER_ALGORITHM = Change("0.5.19", "0.5.19 arg_groups/speculative_hook.py:675-684 SpeculativeAlgorithm.supports_mixed_chunk()")
 # ---- adaptive speculation (--speculative-adaptive) -------------------------------------------------
 ADAPTIVE_WITH_OVERLAP = Change("0.5.12", "PR 23336; 0.5.11 speculative/adaptive_spec_params.py:38-42 'only implemented for EAGLEWorker v1'")
-ADAPTIVE_CANDIDATE_CHECK = Change("0.5.18", "0.5.18 arg_groups/speculative_hook.py:790-801 resolve_candidate_steps_from_config (read from 0.5.18 on)")
+ADAPTIVE_CANDIDATE_CHECK = Change(
+    "0.5.13", "0.5.13 arg_groups/speculative_hook.py:120-130 validate_adaptive_initial_steps (adaptive_spec_params.py:129-139; "
+    "default tiers [1, 3, 7], [1, 3], [1] at :23-42); 0.5.12 adaptive_spec_params.py:94-106 added the initial steps to the candidates instead",
+)
+ADAPTIVE_CANDIDATE_ZERO = Change("0.5.14", "0.5.14 speculative/adaptive_spec_params.py:24-42 tiers [1, 3, 7], [0, 1, 3], [0, 1], [0]; the check at arg_groups/speculative_hook.py:502-507")
 ADAPTIVE_CANDIDATE_FIVE = Change("0.5.20", "0.5.20 speculative/adaptive_spec_params.py:28 candidate_steps [1, 3, 5, 7] (0.5.19 :28 [1, 3, 7])")
 # ---- flags renamed, added, removed -----------------------------------------------------------------
 CUDA_GRAPH_DECODE_FLAGS = Change("0.5.14", "0.5.14 server_args.py:6358-6373 --cuda-graph-max-bs-decode / --cuda-graph-bs-decode, old names deprecated")
@@ -195,12 +199,19 @@ EAGLE_HOOKS: dict[str, Change] = {
 #   wheels 0.5.9 to 0.5.23 (``grep -n set_eagle3_layers_to_capture models/qwen3_5.py models/qwen3_vl.py``).
 # - Qwen2ForCausalLM (Qwen2/2.5, QwQ): get_embed_and_head in every release read, set_eagle3_layers_to_capture
 #   from 0.5.2rc0 (qwen2.py:630; absent in 0.4.9, 0.5.0rc1, 0.5.1 and 0.5.1.post3; sgl-project/sglang#9216).
+# - Qwen3.5's text-only classes (``qwen3_5_text.py``, EntryClass from 0.5.17 :208; not registered before,
+#   VB012's case, and models/transformers.py has no capture hook either): get_embed_and_head from 0.5.17
+#   (:103), set_eagle3_layers_to_capture only from 0.5.22 (:130-139; absent in 0.5.17, 0.5.18 and 0.5.21),
+#   which the EAGLE3 model runner calls unconditionally (0.5.21
+#   model_runner_components/attention_backend_setup.py:54-55).
 EAGLE3_CAPTURE: dict[str, Change] = {
     "DeepseekV2ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767 (absent in 0.5.4.post1)"),
     "DeepseekV3ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767, inherited"),
     "Qwen3_5ForConditionalGeneration": Change("0.5.22", "sglang#25408; 0.5.22 models/qwen3_5.py:1837-1840, qwen3_vl.py:1793-1794"),
     "Qwen3_5MoeForConditionalGeneration": Change("0.5.22", "sglang#25408; 0.5.22 models/qwen3_5.py:1837-1840, qwen3_vl.py:1793-1794"),
     "Qwen2ForCausalLM": Change("0.5.2rc0", "sglang#9216; 0.5.2rc0 models/qwen2.py:630 (absent in 0.5.1.post3)"),
+    "Qwen3_5ForCausalLM": Change("0.5.22", "0.5.22 models/qwen3_5_text.py:130-139 (0.5.17-0.5.21 qwen3_5_text.py has none)"),
+    "Qwen3_5MoeForCausalLM": Change("0.5.22", "0.5.22 models/qwen3_5_text.py:130-139, inherited (:223)"),
 }
 # From this release Qwen3.5's wrappers inherit a set_eagle3_layers_to_capture that marks no layer.
 INHERITED_NO_OP_CAPTURE: dict[str, Change] = {
@@ -211,6 +222,7 @@ INHERITED_NO_OP_CAPTURE: dict[str, Change] = {
 DRAFT_HEAD_CLASS: dict[str, Change] = {
     "Eagle3DeepseekV2ForCausalLM": Change("0.5.12", "0.5.12 models/kimi_k25_eagle3.py:472 (no such file in 0.5.11)"),
     "MistralForCausalLMEagle": Change("0.5.11", "0.5.11 models/mistral_eagle.py:208 (none in 0.5.10)"),
+    "MuseGlimmerAssistantModel": Change("0.5.18", "0.5.18 models/dflash.py:628; 0.5.17 EntryClass :589 lacks it"),
 }
 # ---- slime / RL ------------------------------------------------------------------------------------
 WEIGHTS_CPU_BACKUP = Change("0.5.3", "0.5.3 model_executor/model_runner.py:785-787 enable_weights_cpu_backup")
