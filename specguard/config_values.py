@@ -34,6 +34,7 @@ class Kind(Enum):
     BOOLEAN = "true or false"
     DTYPE = "a floating-point torch dtype name (bfloat16, float16, float32)"
     CLASS_NAMES = "a list of class names"
+    NAMES = "a list of strings"
     INT_LIST = "a list of whole numbers"
     OBJECT = "an object"
 
@@ -88,6 +89,11 @@ MODEL_KEYS: dict[str, Kind] = {
     "block_size": Kind.POSITIVE_INT,
     "rope_scaling": Kind.OBJECT,
     "rope_parameters": Kind.OBJECT,
+    # A DFLASH draft's attention layout, norms and MLP (DM176, DM177, DM179).
+    "layer_types": Kind.NAMES,
+    "is_causal": Kind.BOOLEAN,
+    "use_gemma_norm": Kind.BOOLEAN,
+    "hidden_act": Kind.STRING,
 }
 # Keys read at the top level only (EAGLE3 and DFLASH heads, remote code, quantization).
 TOP_KEYS: dict[str, Kind] = {
@@ -168,7 +174,7 @@ def _problem(value: Any, kind: Kind) -> str | None:
         if not isinstance(value, str):
             return "not a string"
         return None if value in CONFIG_DTYPES else f"not {kind.value}"
-    if kind is Kind.CLASS_NAMES:
+    if kind in (Kind.CLASS_NAMES, Kind.NAMES):
         return None if isinstance(value, list) and all(isinstance(name, str) for name in value) else f"not {kind.value}"
     if kind is Kind.INT_LIST:
         ok = isinstance(value, list) and all(_is_int(i) and abs(i) <= MAX_CONFIG_INT for i in value)

@@ -146,6 +146,10 @@ def facts_from_file(config_path: Path, *, source: str, revision: str | None = No
     return facts_from_config(config, source=source, revision=revision, origin=origin, where=config_path)
 
 
+# The top-level config.json keys by which SGLang knows a target checkpoint bundles its DSpark draft
+# (speculative/dspark_components/dspark_config.py checkpoint_bundles_dspark_draft: 0.5.16 :143-155, 0.5.23 :162-174).
+DSPARK_BUNDLE_KEYS = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
+
 # ModelFacts fields read as one value from config.json: (the type, the keys tried in order, each in
 # the config and then in its ``text_config``).
 _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
@@ -172,6 +176,9 @@ _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
     "qk_rope_head_dim": (int, ("qk_rope_head_dim",)),
     "qk_nope_head_dim": (int, ("qk_nope_head_dim",)),
     "v_head_dim": (int, ("v_head_dim",)),
+    "is_causal": (bool, ("is_causal",)),
+    "use_gemma_norm": (bool, ("use_gemma_norm",)),
+    "hidden_act": (str, ("hidden_act",)),
 }
 
 
@@ -221,6 +228,8 @@ def facts_from_config(
         block_size=_as(int, pick("block_size") if pick("block_size") is not None else dflash_config.get("block_size")),
         dflash_target_layer_ids=_int_tuple(_dflash_key(dflash_config, config, "target_layer_ids")),
         dflash_num_target_layers=_as(int, _dflash_key(dflash_config, config, "num_target_layers")),
+        layer_types=_str_tuple(pick("layer_types")),
+        dspark_draft_bundled=any(config.get(key) is not None for key in DSPARK_BUNDLE_KEYS),
         has_remote_code=isinstance(config.get("auto_map"), dict),
         **{field: _as(kind, pick(*keys)) for field, (kind, keys) in _PICKED_FIELDS.items()},
     )
@@ -233,6 +242,10 @@ def _dflash_key(dflash_config: dict[str, Any], config: dict[str, Any], key: str)
 
 def _int_tuple(value: Any) -> tuple[int, ...] | None:
     return tuple(value) if isinstance(value, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in value) else None
+
+
+def _str_tuple(value: Any) -> tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) and all(isinstance(i, str) for i in value) else None
 
 
 def _rope(rope_scaling: Any, rope_parameters: Any, rope_theta: Any) -> tuple[Any, Any]:

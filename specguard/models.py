@@ -133,6 +133,14 @@ class ModelFacts(Record):
     # count the draft declares (dflash_config.X, else top-level X; speculative/dflash_utils.py).
     dflash_target_layer_ids: tuple[int, ...] | None = None
     dflash_num_target_layers: int | None = None
+    # DFLASH drafts' layers as models/dflash.py builds them: full or sliding attention per layer, the
+    # declared causality, and Gemma-style RMSNorm (weight + 1); releases that ignored them built another draft.
+    layer_types: tuple[str, ...] | None = None
+    is_causal: bool | None = None
+    use_gemma_norm: bool | None = None
+    hidden_act: str | None = None  # the MLP activation (DFLASH drafts: models/dflash.py DFlashMLP)
+    # A target checkpoint that bundles its DSpark draft: any dspark_* key of DSPARK_BUNDLE_KEYS (facts.py).
+    dspark_draft_bundled: bool | None = None
     has_remote_code: bool | None = None
     # MoE and MLA shape facts, used by the memory estimate.
     num_experts: int | None = None

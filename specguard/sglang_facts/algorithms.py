@@ -34,6 +34,10 @@ class Algorithm(Record, kw_only=False):
     lora: bool = False
     max_running_requests_reset: bool = False
     adaptive: bool = False
+    aux_hidden_capture: bool = False
+    dp_spec_prefill_coordination: bool = False
+    unified_memory: bool = False
+    deepseek_v4_target: bool = False
 
 
 PROPERTY_SOURCES: dict[str, str] = {
@@ -72,26 +76,38 @@ PROPERTY_SOURCES: dict[str, str] = {
     "STANDALONE (:1086-1090) and NGRAM (:1294-1298); UNO's handler keeps it",
     "adaptive": "speculative/adaptive_spec_params.py:61-65 adaptive_unsupported_reason: only EAGLE/EAGLE3 "
     "(after the alias: NEXTN is EAGLE)",
+    "aux_hidden_capture": "arg_groups/validation_hook.py:694: --enable-return-aux-hidden-states follows the aux-hidden-"
+    "state convention of EAGLE3, DFLASH or DSPARK, the algorithm as written (FX193)",
+    "dp_spec_prefill_coordination": "arg_groups/speculative_hook.py:244-251: SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION "
+    "serves EAGLE and EAGLE3 (after the alias) and, from 0.5.22, DSPARK (changes.DSPARK_DP_SPEC_PREFILL_COORDINATION)",
+    "unified_memory": "arg_groups/kv_cache_hook.py:585-597: --enable-unified-memory takes DSPARK, EAGLE, EAGLE3 and "
+    "DFLASH from 0.5.22 (DSPARK only 0.5.18-0.5.21, none before: changes.UNIFIED_MEMORY_*)",
+    "deepseek_v4_target": "arg_groups/deepseek_v4_hook.py:148-158: a DeepseekV4ForCausalLM target asserts the algorithm "
+    "as written (before NEXTN becomes EAGLE) is EAGLE or, from 0.5.16, DSPARK (changes.DSPARK_ON_DEEPSEEK_V4)",
 }
 
 ALGORITHMS: tuple[Algorithm, ...] = (
     Algorithm("EAGLE", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True,
               mtp_draft=True, watermark=True, block_verification=True, draft_window=True, lora=True,
-              max_running_requests_reset=True, adaptive=True),
+              max_running_requests_reset=True, adaptive=True, dp_spec_prefill_coordination=True, unified_memory=True,
+              deepseek_v4_target=True),
     Algorithm("EAGLE3", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True,
               watermark=True, block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True,
-              adaptive=True),
+              adaptive=True, aux_hidden_capture=True, dp_spec_prefill_coordination=True, unified_memory=True),
     Algorithm("NEXTN", documented=True, alias_of="EAGLE", draft_checkpoint=True, eagle_worker=True, eagle_head=True,
               mixed_chunk=True, mtp_draft=True, watermark=True, block_verification=True, draft_window=True, lora=True,
-              max_running_requests_reset=True, adaptive=True),
+              max_running_requests_reset=True, adaptive=True, dp_spec_prefill_coordination=True, unified_memory=True,
+              deepseek_v4_target=True),
     Algorithm("STANDALONE", documented=True, draft_checkpoint=True, eagle_worker=True, dp_attention_refused=True,
               max_running_requests_reset=True),
     Algorithm("NGRAM", documented=True, dp_attention_refused=True, watermark=True, lora=True, max_running_requests_reset=True),
     Algorithm("DFLASH", documented=True, draft_checkpoint=True, mixed_chunk=True, dp_attention_conditional=True,
-              block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True),
+              block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True,
+              aux_hidden_capture=True, unified_memory=True),
     Algorithm("UNO", documented=False),
     Algorithm("DSPARK", documented=False, draft_checkpoint=True, mixed_chunk=True, block_verification=True, lora=True,
-              max_running_requests_reset=True),
+              max_running_requests_reset=True, aux_hidden_capture=True, dp_spec_prefill_coordination=True,
+              unified_memory=True, deepseek_v4_target=True),
     Algorithm("FROZEN_KV_MTP", documented=False, max_running_requests_reset=True),
 )
 BY_NAME: dict[str, Algorithm] = {row.name: row for row in ALGORITHMS}
@@ -126,6 +142,14 @@ WATERMARK_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.watermark
 BLOCK_VERIFICATION_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.block_verification)
 DRAFT_WINDOW_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.draft_window)
 ADAPTIVE_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.adaptive)
+# Checks SGLang makes on the name as written, before NEXTN becomes EAGLE, so only canonical names
+# pass (in table order, for messages): the aux-hidden-state capture's conventions, and what a
+# DeepSeek-V4 target accepts.
+AUX_HIDDEN_CAPTURE_SPELLINGS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.aux_hidden_capture)
+DEEPSEEK_V4_TARGET_SPELLINGS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.deepseek_v4_target)
+# After the alias, in table order: what the DP spec/prefill coordination and the unified memory pool take.
+DP_SPEC_PREFILL_COORDINATION_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.dp_spec_prefill_coordination)
+UNIFIED_MEMORY_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.unified_memory)
 # A tuple, in table order: PL005 names them in its message.
 LORA_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.lora)
 

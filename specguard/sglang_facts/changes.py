@@ -129,6 +129,11 @@ HIP_REJECTION_SAMPLED_VERIFY = Change(
     "0.5.21", "0.5.21 speculative/eagle_utils.py:695-710 (HIP samples under rejection sampling), "
     "arg_groups/speculative_hook.py:40-62,1073-1093 (turned on by itself for EAGLE chains)",
 )
+# Algorithm-table columns that changed with a release (sglang_facts/algorithms.py holds 0.5.23's).
+DSPARK_DP_SPEC_PREFILL_COORDINATION = Change("0.5.22", "0.5.22 arg_groups/speculative_hook.py:244-251 (0.5.21: EAGLE and EAGLE3)")
+DSPARK_ON_DEEPSEEK_V4 = Change("0.5.16", "0.5.16 arg_groups/deepseek_v4_hook.py:55-63 (0.5.12-0.5.15.post1 asserted EAGLE only)")
+UNIFIED_MEMORY_DSPARK = Change("0.5.18", "0.5.18 server_args.py:8312-8317 (DSPARK only; 0.5.15-0.5.17 refused every algorithm)")
+UNIFIED_MEMORY_EAGLE_DFLASH = Change("0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:585-597")
 # ---- hybrid (mamba / linear attention) targets -----------------------------------------------------
 MAMBA_NO_BUFFER_ROCM_FALLBACK = Change("0.5.11", "PR 22908; 0.5.11 server_args.py:2441-2456 (0.5.10 raises on every platform)")
 NGRAM_VERIFY_TRACKS_MAMBA = Change("0.5.14", "0.5.14 speculative/ngram_worker.py:334")

@@ -152,16 +152,24 @@ def test_nothing_recognisable_is_one_line_no_known_cause_exit_0(tmp_path: Path) 
 
 def test_a_message_sglang_raises_is_traced_to_where_and_the_releases_that_hold_it() -> None:
     # specguard/data/sglang-crash-strings.json (the release ledger): 0.5.22's kv_shard_hook.py
-    # raises this, and 0.5.23 no longer does.
+    # raises this, and 0.5.23 no longer does; FX185 is the rule that predicts it.
     line = "ValueError: --enable-kv-cache-sharding does not support speculative decoding."
     result = explain("-", stdin=f"Traceback (most recent call last):\n{line}\n")
+    assert result.returncode == 1 and result.stderr == b""
+    out = result.stdout.decode()
+    assert out.splitlines()[0] == "cause 1: FX185 kv-cache-sharding-with-speculation"
+    assert "raised in:sglang/srt/arg_groups/kv_shard_hook.py handle_kv_cache_sharding" in out
+    assert "(SGLang 0.5.22; gone from 0.5.23)" in " ".join(out.split())
+    # A message no rule predicts yet is still traced to where, and when, SGLang raised it.
+    line = "ValueError: Ngram speculative decoding only supports CUDA device."
+    result = explain("-", stdin=f"Traceback (most recent call last):\n{line}\n")
     assert result.returncode == 0 and result.stderr == b""
-    where = "sglang/srt/arg_groups/kv_shard_hook.py handle_kv_cache_sharding (SGLang 0.5.22; gone from 0.5.23)"
+    where = "sglang/srt/arg_groups/speculative_hook.py _handle_ngram (SGLang 0.5.13 to 0.5.15.post1; gone from 0.5.16)"
     assert result.stdout.decode().splitlines() == [f"no known cause: no signature fits `{line}`; SGLang raises it in {where}"]
     document = as_json(explain("--format", "json", "-", stdin=f"{line}\n"))
     assert document["unplaced_raised_at"] == [{
-        "file": "sglang/srt/arg_groups/kv_shard_hook.py", "function": "handle_kv_cache_sharding", "exception": "ValueError",
-        "first": "0.5.22", "last": "0.5.22", "gone_from": "0.5.23",
+        "file": "sglang/srt/arg_groups/speculative_hook.py", "function": "_handle_ngram", "exception": "ValueError",
+        "first": "0.5.13", "last": "0.5.15.post1", "gone_from": "0.5.16",
     }]
     # A line SGLang never printed is placed nowhere.
     assert as_json(explain("--format", "json", "-", stdin="RuntimeError: the flux capacitor is out of phase\n"))["unplaced_raised_at"] == [None]

@@ -29,6 +29,7 @@ WRONG = {
     Kind.BOOLEAN: ["yes", 1, 0, []],
     Kind.DTYPE: ["banana16", "bf16", "torch.bfloat16", "int8", 16],
     Kind.CLASS_NAMES: ["LlamaForCausalLM", [1], {}],
+    Kind.NAMES: ["full_attention", [1], {}],
     Kind.INT_LIST: ["1,2", ["1"], [1.5], [True], 3],
     Kind.OBJECT: ["x", [1], 3, True],
 }

@@ -60,16 +60,20 @@ NEWEST_AS_A_WORD = re.compile(rf"(?<![\d.]){re.escape(NEWEST_KNOWN_SGLANG)}(?!\d
 
 def newest_release_spellings(source: str) -> list[tuple[int, str]]:
     """(line, text) of every string that is, or names a file of, the newest release: text with no
-    space that holds it as a whole version. Docstrings and the ``sglang_version=`` of an example
-    (a release the example is pinned to, not the newest) are not spellings of the constant."""
+    space that holds it as a whole version. Docstrings, the ``sglang_version=`` of an example (a
+    release the example is pinned to, not the newest), a rule's ``sglang_versions=`` window and the
+    release of a ``Change(...)`` (a boundary read in the code: ">=0.5.23" stays true when a newer
+    release is added) are not spellings of the constant."""
     tree = ast.parse(source)
     skipped: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             skipped.add(id(body[0].value))
-        if isinstance(node, ast.keyword) and node.arg == "sglang_version":
+        if isinstance(node, ast.keyword) and node.arg in ("sglang_version", "sglang_versions"):
             skipped.add(id(node.value))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Change" and node.args:
+            skipped.add(id(node.args[0]))
     return [
         (node.lineno, node.value)
         for node in ast.walk(tree)
@@ -126,6 +130,8 @@ def test_the_scanners_see_what_they_look_for() -> None:
         f'PATCH = "{newest}.post1"\n'
         f'EXAMPLE = Example(argv=(), sglang_version="{newest}")\n'
         f'def f(version="{newest}"):\n    """Since {newest}."""\n'
+        f'RULE = Rule(sglang_versions=">={newest}")\n'
+        f'BOUNDARY = Change("{newest}", "read there")\n'
     )
     assert newest_release_spellings(probe) == [(2, newest), (3, f"sglang-{newest}-flags.json"), (8, newest)]
 

@@ -25,11 +25,19 @@ from specguard.rules.attention import (
 )
 from specguard.rules.attention import AB110_eagle_on_intel_amx_refused as AB110
 from specguard.rules.attention import AB111_hpc_ops_speculative as AB111
+from specguard.rules.attention import AB173_dflash_device_unsupported as AB173
+from specguard.rules.attention import (
+    AB192_trtllm_mla_decode_with_dcp_speculation as AB192,
+)
 from specguard.rules.attention import AB200_eagle_on_intel_xpu_refused as AB200
 from specguard.rules.attention import AB201_eagle_verify_ignores_sampling as AB201
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
     AB020.RULE, AB021.RULE, AB060.RULE, AB061.RULE, AB062.RULE, AB063.RULE, AB064.RULE, AB065.RULE,
-    AB080.RULE, AB110.RULE, AB111.RULE, AB200.RULE, AB201.RULE,
+    AB080.RULE, AB110.RULE, AB111.RULE,
+    AB173.RULE,
+    AB192.RULE,
+    AB200.RULE,
+    AB201.RULE,
 )

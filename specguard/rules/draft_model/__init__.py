@@ -45,6 +45,13 @@ from specguard.rules.draft_model import (
 from specguard.rules.draft_model import (
     DM140_dflash_target_layer_ids_without_target_count as DM140,
 )
+from specguard.rules.draft_model import DM176_dflash_draft_gemma_norm_ignored as DM176
+from specguard.rules.draft_model import DM177_dflash_draft_causality_ignored as DM177
+from specguard.rules.draft_model import DM178_dspark_without_draft_path as DM178
+from specguard.rules.draft_model import (
+    DM179_dflash_draft_activation_unsupported as DM179,
+)
+from specguard.rules.draft_model import DM197_deepseek_v4_speculation_form as DM197
 
 RULES = (
     DM001.RULE,
@@ -75,4 +82,9 @@ RULES = (
     DM043.RULE,
     DM044.RULE,
     DM080.RULE,
+    DM197.RULE,
+    DM176.RULE,
+    DM177.RULE,
+    DM178.RULE,
+    DM179.RULE,
 )

@@ -30,8 +30,24 @@ from specguard.rules.features import FX111_weight_cache_with_speculation as FX11
 from specguard.rules.features import (
     FX140_startup_weight_overlap_with_speculation as FX140,
 )
+from specguard.rules.features import FX185_kv_cache_sharding_with_speculation as FX185
+from specguard.rules.features import (
+    FX186_kv_cache_sharding_speculation_outside_glm_dsa_mtp as FX186,
+)
+from specguard.rules.features import FX187_layernorm_sp_with_speculation as FX187
+from specguard.rules.features import (
+    FX188_layernorm_sp_speculation_outside_muse_spark_dflash as FX188,
+)
+from specguard.rules.features import (
+    FX189_hisparse_speculation_tree_or_adaptive as FX189,
+)
+from specguard.rules.features import (
+    FX193_return_aux_hidden_states_speculative_flags as FX193,
+)
 from specguard.rules.features import FX200_lmcache_with_speculation as FX200
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
          FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
-         FX093.RULE, FX110.RULE, FX111.RULE, FX140.RULE, FX200.RULE)
+         FX093.RULE, FX110.RULE, FX111.RULE, FX140.RULE,
+         FX185.RULE, FX186.RULE, FX187.RULE, FX188.RULE, FX189.RULE, FX193.RULE,
+         FX200.RULE)

@@ -20,9 +20,10 @@ MAMBA1_ARCHITECTURES = frozenset({"FalconMambaForCausalLM", "MambaForCausalLM"})
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm is None or ctx.target is None or not MAMBA1_ARCHITECTURES.intersection(ctx.target.architectures):
+    architectures = (ctx.target.architectures if ctx.target is not None else None) or ()
+    architecture = next((a for a in architectures if a in MAMBA1_ARCHITECTURES), None)
+    if ctx.algorithm is None or architecture is None:
         return
-    architecture = next(a for a in ctx.target.architectures if a in MAMBA1_ARCHITECTURES)
     yield RULE.finding(
         f"a {architecture} target with {ctx.algorithm} on SGLang {ctx.version}: its Mamba-1 mixer asserts "
         "\"Mamba-1 (Falcon-Mamba) does not support speculative decoding yet\" on the first target-verify pass "

@@ -10,5 +10,6 @@ from specguard.rules.memory import (
 from specguard.rules.memory import (
     MM004_cuda_graph_bs_gaps_pad_speculative_batches as MM004,
 )
+from specguard.rules.memory import MM174_unified_memory_speculative_refused as MM174
 
-RULES = (MM001.RULE, MM002.RULE, MM003.RULE, MM004.RULE)
+RULES = (MM001.RULE, MM002.RULE, MM003.RULE, MM004.RULE, MM174.RULE)

@@ -19,5 +19,12 @@ from specguard.rules.parallel import PL064_glm_dsa_eagle_attention_tp_under_dp a
 from specguard.rules.parallel import PL090_index_share_mtp_pd_decode_stale_seed as PL090
 from specguard.rules.parallel import PL091_dflash_selector_batch_above_graph as PL091
 from specguard.rules.parallel import PL140_cp_tp_group_sharing_speculative as PL140
+from specguard.rules.parallel import PL172_dspark_dp_attention_constraints as PL172
+from specguard.rules.parallel import PL190_hicache_dcp_with_speculation as PL190
+from specguard.rules.parallel import PL191_dcp_speculation_on_cuda as PL191
+from specguard.rules.parallel import PL198_dcp_speculation_on_xpu as PL198
+from specguard.rules.parallel import PL199_dsa_dcp_tree_draft as PL199
 
-RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE, PL060.RULE, PL061.RULE, PL062.RULE, PL063.RULE, PL064.RULE, PL090.RULE, PL091.RULE, PL140.RULE)
+RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE, PL060.RULE, PL061.RULE, PL062.RULE, PL063.RULE, PL064.RULE, PL090.RULE, PL091.RULE, PL140.RULE,
+         PL172.RULE,
+         PL190.RULE, PL191.RULE, PL198.RULE, PL199.RULE)

@@ -19,9 +19,21 @@ from specguard.rules.spec_params import (
 from specguard.rules.spec_params import (
     SP080_rocm_dsa_spec_v2_draft_extend_metadata as SP080,
 )
+from specguard.rules.spec_params import SP170_uno_launch_refused as SP170
+from specguard.rules.spec_params import SP171_dspark_launch_refused as SP171
+from specguard.rules.spec_params import SP175_ragged_verify_env_refused as SP175
+from specguard.rules.spec_params import (
+    SP194_rejection_sampling_multi_layer_eagle as SP194,
+)
+from specguard.rules.spec_params import SP195_lora_speculative_moe_runner as SP195
+from specguard.rules.spec_params import (
+    SP196_dp_spec_prefill_coordination_algorithm as SP196,
+)
 
 RULES = (
     SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,
     SP007.RULE, SP008.RULE, SP009.RULE, SP010.RULE, SP011.RULE, SP012.RULE, SP020.RULE,
     SP060.RULE, SP080.RULE,
+    SP170.RULE, SP171.RULE, SP175.RULE,
+    SP194.RULE, SP195.RULE, SP196.RULE,
 )

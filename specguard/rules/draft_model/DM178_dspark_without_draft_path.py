@@ -1,0 +1,70 @@
+"""DM178 dspark-without-draft-path."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from specguard.models import Category, Finding, Severity
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+)
+from specguard.rules.spec_params.SP171_dspark_launch_refused import DSPARK_LAUNCH
+
+DRAFT_PATH = "--speculative-draft-model-path"
+TARGET = {"architectures": ("DeepseekV4ForCausalLM",), "dspark_draft_bundled": False}
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm != "DSPARK" or ctx.spec.has(DRAFT_PATH) or ctx.target is None:
+        return
+    if ctx.target.dspark_draft_bundled is not False:
+        return
+    yield RULE.finding(
+        f"DSPARK without {ctx.flag(DRAFT_PATH)}, and the target's config.json has none of the dspark_* keys that mark "
+        f"a bundled DSpark draft: SGLang {ctx.version} raises 'DSpark dense speculative decoding requires setting "
+        f"--speculative-draft-model-path.' at argument time. Give the DSpark draft with {ctx.flag(DRAFT_PATH)}",
+        flags=(DRAFT_PATH,),
+    )
+
+
+RULE = Rule(
+    dialects=SGLANG_DIALECTS,
+    check=check,
+    code="DM178",
+    category=Category.START,
+    name="dspark-without-draft-path",
+    summary="DSPARK with no draft path on a target that bundles no DSpark draft is refused (0.5.16-0.5.22)",
+    severity=Severity.ERROR,
+    fix_availability=FixAvailability.NEVER,
+    docs=RuleDocs(
+        what="`--speculative-algorithm DSPARK` without `--speculative-draft-model-path`, on a target whose config.json "
+        "sets none of `dspark_block_size`, `dspark_markov_rank`, `dspark_noise_token_id`, `dspark_target_layer_ids`, "
+        "SGLang 0.5.16 to 0.5.22.",
+        why="`_handle_dspark` defaults the draft path to the target only when `checkpoint_bundles_dspark_draft` finds one "
+        "of those keys on the target's config (0.5.16 arg_groups/speculative_hook.py:268-273, 308-321; "
+        "speculative/dspark_components/dspark_config.py:143-155), and raises a ValueError otherwise (0.5.22 "
+        "speculative_hook.py:659-680). 0.5.23 also takes a `dspark/` subfolder of the target checkpoint as the draft "
+        "(speculative_hook.py:720-755, fetched from the hub when the path is a repo id), which config.json cannot "
+        "show, so the rule stops at 0.5.22. DM005 does not model DSPARK.",
+        fix="Pass the DSpark draft checkpoint with `--speculative-draft-model-path`.",
+        fix_safety="No automatic fix: the draft checkpoint is the user's to name.",
+    ),
+    bad=Example(argv=DSPARK_LAUNCH[:4], target=TARGET, sglang_version="0.5.16"),
+    good=Example(argv=DSPARK_LAUNCH, target=TARGET, sglang_version="0.5.16"),
+    sources=(
+        "sglang 0.5.15.post1: python/sglang/srt/speculative/spec_info.py:28-41 (no DSPARK algorithm)",
+        "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:268-273, 308-321",
+        "sglang 0.5.16: python/sglang/srt/speculative/dspark_components/dspark_config.py:143-155",
+        "sglang 0.5.22: python/sglang/srt/arg_groups/speculative_hook.py:659-680",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:720-755 (the dspark/ subfolder)",
+    ),
+    sglang_versions=">=0.5.16,<=0.5.22",
+    log_signatures=(
+        r"DSpark dense speculative decoding requires setting --speculative-draft-model-path",
+    ),
+)

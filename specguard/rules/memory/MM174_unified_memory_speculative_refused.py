@@ -1,0 +1,164 @@
+"""MM174 unified-memory-speculative-refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from packaging.version import Version
+
+from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+    fix_of,
+    set_flags,
+)
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
+from specguard.rules.spec_params.SP171_dspark_launch_refused import DSPARK_LAUNCH
+from specguard.sglang_facts.algorithms import (
+    EAGLE_WORKER_ALGORITHMS,
+    UNIFIED_MEMORY_ALGORITHMS,
+)
+from specguard.sglang_facts.changes import (
+    UNIFIED_MEMORY_DSPARK,
+    UNIFIED_MEMORY_EAGLE_DFLASH,
+    Change,
+    as_of,
+)
+
+UNIFIED = "--enable-unified-memory"
+TRANSFER = "--disaggregation-transfer-backend"
+
+# The algorithms the unified pool takes, newest first (the flag is new in 0.5.15, which took none).
+ALGORITHMS: tuple[tuple[Change, tuple[str, ...]], ...] = (
+    (UNIFIED_MEMORY_EAGLE_DFLASH, UNIFIED_MEMORY_ALGORITHMS),
+    (UNIFIED_MEMORY_DSPARK, ("DSPARK",)),
+)
+# 0.5.22 refuses a draft tree for every algorithm (kv_cache_hook.py:598-604); DFLASH and DSPARK force topk 1
+# in their handlers, which run first (arg_groups/pipeline.py:294 before :326), so only the EAGLE family can
+# still have one. 0.5.18-0.5.21 asked it of DSPARK only, whose handler had already set 1.
+CHAIN_ONLY = Change("0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:598-604")
+TREE_CAPABLE = frozenset(UNIFIED_MEMORY_ALGORITHMS) & EAGLE_WORKER_ALGORITHMS
+# PD disaggregation with speculation over the (default) Mooncake transfer backend (0.5.21 kv_cache_hook.py:496-502).
+PD_MOONCAKE_REFUSED = Change("0.5.21", "0.5.21 arg_groups/kv_cache_hook.py:496-502")
+DEFAULT_TRANSFER = "mooncake"
+
+
+def allowed_algorithms(version: Version) -> tuple[str, ...]:
+    return as_of(ALGORITHMS, version, before=())
+
+
+def _drop_unified() -> Edit:
+    return Edit(name=UNIFIED, value=None)
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.algorithm is None or not ctx.spec.has(UNIFIED):
+        return
+    allowed = allowed_algorithms(ctx.version)
+    if ctx.algorithm not in allowed:
+        scope = (
+            f"only supports {', '.join(allowed)}"
+            if allowed
+            else "does not support speculative decoding"
+        )
+        yield RULE.finding(
+            f"{ctx.flag(UNIFIED)} in SGLang {ctx.version} {scope}, not {ctx.algorithm}: an assertion fails at "
+            "argument time",
+            flags=(UNIFIED, "--speculative-algorithm"),
+            fix=fix_of(f"drop {UNIFIED}", Applicability.UNSAFE, _drop_unified()),
+        )
+        return
+    topk = ctx.resolution.eagle_topk
+    if (
+        CHAIN_ONLY.present_in(ctx.version)
+        and ctx.algorithm in TREE_CAPABLE
+        and topk is not None
+        and topk > 1
+    ):
+        origin = (
+            ""
+            if ctx.spec.get("speculative_eagle_topk") is not None
+            else " (SGLang's automatic choice for this target)"
+        )
+        steps = ctx.resolution.num_steps or 3
+        yield RULE.finding(
+            f"{ctx.flag(UNIFIED)} supports a linear draft chain only, and {ctx.algorithm} drafts a tree with topk "
+            f"{topk}{origin}: the assertion '--speculative-eagle-topk in {{None, 1}}' fails at argument time",
+            flags=(UNIFIED, "--speculative-eagle-topk"),
+            fix=set_flags(
+                f"draft a chain: topk 1, {steps} steps, {steps + 1} draft tokens",
+                Applicability.UNSAFE,
+                speculative_num_steps=steps,
+                speculative_eagle_topk=1,
+                speculative_num_draft_tokens=steps + 1,
+            ),
+        )
+    mode = ctx.spec.get("disaggregation_mode")
+    item = ctx.spec.item(TRANSFER)
+    transfer = item.values[-1] if item is not None and item.values else DEFAULT_TRANSFER
+    if (
+        PD_MOONCAKE_REFUSED.present_in(ctx.version)
+        and mode not in (None, "null")
+        and transfer == DEFAULT_TRANSFER
+    ):
+        yield RULE.finding(
+            f"{ctx.flag(UNIFIED)} with PD disaggregation ({ctx.flag('--disaggregation-mode')} {mode}) does not "
+            f"support speculative decoding over the Mooncake transfer backend{'' if item else ' (the default)'}: "
+            "an assertion fails at argument time",
+            flags=(UNIFIED, "--disaggregation-mode"),
+            fix=fix_of(f"drop {UNIFIED}", Applicability.UNSAFE, _drop_unified()),
+        )
+
+
+RULE = Rule(
+    dialects=SGLANG_DIALECTS,
+    check=check,
+    code="MM174",
+    category=Category.START,
+    name="unified-memory-speculative-refused",
+    summary="--enable-unified-memory with a speculative algorithm, draft tree or PD transfer its release refuses (0.5.15+)",
+    severity=Severity.ERROR,
+    fix_availability=FixAvailability.ALWAYS,
+    docs=RuleDocs(
+        what="`--enable-unified-memory` with any `--speculative-algorithm` (0.5.15-0.5.17), one other than "
+        "DSPARK (0.5.18-0.5.21) or other than DSPARK/EAGLE/EAGLE3/DFLASH (0.5.22+); from 0.5.22 an EAGLE/EAGLE3 "
+        "draft tree (topk above 1, typed or chosen by SGLang); from 0.5.21 PD disaggregation over the Mooncake "
+        "transfer backend (the default) with any speculative algorithm.",
+        why="`_handle_unified_memory_pool` runs after the speculative handler and asserts: no speculation at all "
+        "(0.5.15 server_args.py:5889-5892, 0.5.17 :7893-7896), DSPARK only (0.5.18 server_args.py:8312-8317; "
+        "0.5.19-0.5.21 arg_groups/kv_cache_hook.py, 0.5.21 :545-550), DSPARK/EAGLE/EAGLE3/DFLASH with "
+        "`--speculative-eagle-topk` in {None, 1} (0.5.22 kv_cache_hook.py:585-604, 0.5.23 :588-607). By then "
+        "the DSPARK and DFLASH handlers have set topk 1, so the tree test bites the EAGLE family only (0.5.18's "
+        "DSPARK topk assert, :8318-8324, never could). 0.5.21 added the PD Mooncake refusal (kv_cache_hook.py:"
+        "496-502; 0.5.23 :547-553). The flag is new in 0.5.15. The EAGLE family's further 0.5.22 conditions "
+        "(a hybrid-SWA or mamba target, audited attention backends) are not checked here.",
+        fix="Drop `--enable-unified-memory` for this algorithm, or on 0.5.22+ draft an EAGLE chain (topk 1).",
+        fix_safety="Unsafe: it changes the KV pool layout or the draft tree.",
+    ),
+    bad=Example(argv=(*LLAMA31_8B_EAGLE3, UNIFIED), sglang_version="0.5.18"),
+    good=Example(
+        argv=(*DSPARK_LAUNCH, "--attention-backend", "triton", UNIFIED),
+        sglang_version="0.5.18",
+    ),
+    sources=(
+        "sglang 0.5.14: python/sglang/srt/server_args.py (no --enable-unified-memory)",
+        "sglang 0.5.15: python/sglang/srt/server_args.py:5883-5914 (_handle_unified_memory_pool, :5889-5892)",
+        "sglang 0.5.17: python/sglang/srt/server_args.py:7893-7896",
+        "sglang 0.5.18: python/sglang/srt/server_args.py:3742, 3764 (speculative handling first), 8312-8324",
+        "sglang 0.5.21: python/sglang/srt/arg_groups/kv_cache_hook.py:496-502, 545-550",
+        "sglang 0.5.22: python/sglang/srt/arg_groups/kv_cache_hook.py:585-604; arg_groups/pipeline.py:294, 326",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/kv_cache_hook.py:547-553, 588-607",
+    ),
+    sglang_versions=">=0.5.15",
+    log_signatures=(
+        r"--enable-unified-memory is not yet compatible with speculative decoding",
+        r"--enable-unified-memory only supports --speculative-algorithm",
+        r"--enable-unified-memory supports a linear draft chain only",
+        r"--enable-unified-memory with PD disaggregation does not support speculative decoding with the Mooncake",
+    ),
+)
