@@ -22,14 +22,24 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if algorithm is None:
         return
     if algorithm in choices:
-        if algorithm not in runnable_in(built):
-            yield RULE.finding(
+        if algorithm in runnable_in(built):
+            return
+        if algorithm == "STANDALONE":
+            message = (
+                f"{ctx.flag('--speculative-algorithm')} STANDALONE passes sgl-jax's argument parser, but its scheduler "
+                "builds a draft worker only for EAGLE, EAGLE3, NEXTN and DFLASH, then calls it: the start fails with "
+                "AttributeError: 'Scheduler' object has no attribute 'draft_worker' (at precompile, or at the first "
+                "request with --disable-precompile), at every build to the HEAD specguard read. Use EAGLE3 with an "
+                "EAGLE3 draft"
+            )
+        else:
+            message = (
                 f"{ctx.flag('--speculative-algorithm')} {algorithm} passes this sgl-jax build's argument parser "
                 f"({built}), but its SpeculativeAlgorithm.from_string has no {algorithm}: the scheduler raises "
                 f"KeyError: '{algorithm}' as it starts. {NEXTN_RUNS.ref} ({NEXTN_RUNS.first.isoformat()}) made it run; "
-                "use a build from then on (EAGLE with the MTP draft served the same role before)",
-                flags=("--speculative-algorithm",),
+                "use a build from then on (EAGLE with the MTP draft served the same role before)"
             )
+        yield RULE.finding(message, flags=("--speculative-algorithm",))
         return
     flag = ctx.flag("--speculative-algorithm")
     if not choices:
@@ -57,7 +67,7 @@ RULE = Rule(
     code="JX007",
     category=Category.START,
     name="algorithm-not-in-sgl-jax",
-    summary="sgl-jax: a speculative algorithm the build does not run (NGRAM, ...; NEXTN before #1192)",
+    summary="sgl-jax: a speculative algorithm the build does not run (NGRAM, STANDALONE; NEXTN before #1192)",
     severity=Severity.ERROR,
     fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
@@ -70,8 +80,11 @@ RULE = Rule(
         "flags at all. NEXTN was among the choices from #378 but `SpeculativeAlgorithm.from_string` had no "
         "NEXTN key until #1192 (10fe9e8b, 2026-05-28; f671c326 spec_info.py:30-39 against 10fe9e8b :85-95), so "
         "before it a NEXTN launch passed argparse and died with KeyError: 'NEXTN' as the scheduler started "
-        "(the v0.0.3rc tags are such builds: their code is main's of 2026-05-27). With `--sgl-jax-version` the "
-        "choices are those of that build.",
+        "(the v0.0.3rc tags are such builds: their code is main's of 2026-05-27). STANDALONE is a choice at "
+        "every build but never runs: the scheduler builds a draft worker only for `is_eagle()` algorithms "
+        "(EAGLE, EAGLE3, and NEXTN from #1192) and DFLASH (f671c326 scheduler.py:231-236; cddbf6f1 :383-417), "
+        "then calls `self.draft_worker` (cddbf6f1 :561, and every speculative decode step), an AttributeError. "
+        "With `--sgl-jax-version` the choices are those of that build.",
         fix="No automatic fix: the replacement needs a draft model (EAGLE3) or MTP layers (NEXTN).",
         fix_safety="No fix is offered.",
     ),
@@ -82,6 +95,7 @@ RULE = Rule(
         "sglang-jax HEAD cddbf6f1: python/sgl_jax/srt/server_args.py (--speculative-algorithm choices)",
         "sglang-jax f671c326 (#378) and 4406938a (#1467): server_args.py --speculative-algorithm choices",
         "sglang-jax f671c326: python/sgl_jax/srt/speculative/spec_info.py:30-39 (from_string without NEXTN); 10fe9e8b (#1192) :85-95",
+        "sglang-jax f671c326: python/sgl_jax/srt/managers/scheduler.py:231-236, 345; cddbf6f1 :383-417, 561 (no STANDALONE worker)",
         "PyPI sglang-jax 0.0.1.post1 wheel: sgl_jax/srt/server_args.py has no speculative flag",
         "seed: sgl-jax-speculative-decoding.md (--speculative-algorithm {EAGLE,EAGLE3,NEXTN,STANDALONE})",
         "design: shared/design/dialects.md §2",

@@ -35,10 +35,19 @@ def algorithms_in(built: date | None) -> tuple[str, ...]:
     return tuple(a for a in ALGORITHMS if a != "DFLASH" or DFLASH.present_in(built))
 
 
+# Choices the parser takes but the scheduler cannot run (ledger/sgl-jax): STANDALONE at every build
+# (the scheduler builds a draft worker only for is_eagle() algorithms and DFLASH, f671c326
+# scheduler.py:231-236 to cddbf6f1 :383-417, then calls self.draft_worker: cddbf6f1 :561), NEXTN
+# before #1192 (SpeculativeAlgorithm.from_string had no NEXTN key).
+WORKERLESS = ("STANDALONE", "NEXTN")
+
+
 def runnable_in(built: date | None) -> tuple[str, ...]:
-    """The choices whose worker the build can make: before #1192, NEXTN passed argparse and then
-    failed in ``SpeculativeAlgorithm.from_string`` (no such key)."""
-    return tuple(a for a in algorithms_in(built) if a != "NEXTN" or built is None or NEXTN_RUNS.present_in(built))
+    """The choices whose worker the build can make (WORKERLESS says which it cannot)."""
+    return tuple(
+        a for a in algorithms_in(built)
+        if a != "STANDALONE" and (a != "NEXTN" or built is None or NEXTN_RUNS.present_in(built))
+    )
 
 
 def raw_algorithm(ctx: CheckContext) -> str | None:
