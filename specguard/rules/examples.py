@@ -54,3 +54,8 @@ QWEN3_32B_TP4_EAGLE3 = (
 
 # Qwen2.5-7B-Instruct with NGRAM speculation (no draft model).
 QWEN25_7B_NGRAM = ("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-algorithm", "NGRAM")
+
+# GLM-5.2-FP8 over 8 devices (tensor parallel), no speculative flags, and the facts of its config.json
+# (specguard/catalog/models/zai-org/GLM-5.2-FP8): a DSA target with one NextN (MTP) layer.
+GLM52_FP8_TP8 = ("--model-path", "zai-org/GLM-5.2-FP8", "--tp", "8")
+GLM52_FACTS = {"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_layers": 1}

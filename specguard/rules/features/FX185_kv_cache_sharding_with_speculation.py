@@ -6,21 +6,18 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import GLM52_FACTS, GLM52_FP8_TP8
 
 SHARDING = "--enable-kv-cache-sharding"
 
 # A PD prefill worker: the only role KV sharding accepts (kv_shard_hook.py:60-65), so the example shows
 # the speculative refusal rather than that one.
 GLM5_PREFILL_SHARDED = (
-    "--model-path",
-    "zai-org/GLM-5.2-FP8",
-    "--tp",
-    "8",
+    *GLM52_FP8_TP8,
     "--disaggregation-mode",
     "prefill",
     SHARDING,
 )
-GLM5_FACTS = {"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_layers": 1}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -56,10 +53,10 @@ RULE = Rule(
     ),
     bad=Example(
         argv=(*GLM5_PREFILL_SHARDED, "--speculative-algorithm", "EAGLE"),
-        target=GLM5_FACTS,
+        target=GLM52_FACTS,
         sglang_version="0.5.22",
     ),
-    good=Example(argv=GLM5_PREFILL_SHARDED, target=GLM5_FACTS, sglang_version="0.5.22"),
+    good=Example(argv=GLM5_PREFILL_SHARDED, target=GLM52_FACTS, sglang_version="0.5.22"),
     sources=(
         "sglang 0.5.21: python/sglang/srt/arg_groups/fields/parallel.py (no enable_kv_cache_sharding)",
         "sglang 0.5.22: python/sglang/srt/arg_groups/fields/parallel.py:184 (the flag)",

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.examples import GLM52_FACTS
 from specguard.rules.features.FX185_kv_cache_sharding_with_speculation import (
-    GLM5_FACTS,
     GLM5_PREFILL_SHARDED,
     SHARDING,
 )
@@ -103,7 +103,7 @@ RULE = Rule(
             "NEXTN",
             *GLM5_MTP_CHAIN,
         ),
-        target=GLM5_FACTS,
+        target=GLM52_FACTS,
         sglang_version="0.5.23",
     ),
     good=Example(
@@ -113,7 +113,7 @@ RULE = Rule(
             "EAGLE",
             *GLM5_MTP_CHAIN,
         ),
-        target=GLM5_FACTS,
+        target=GLM52_FACTS,
         sglang_version="0.5.23",
     ),
     sources=(

@@ -14,16 +14,14 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import GLM52_FACTS, GLM52_FP8_TP8
 
 HISPARSE = "--enable-hisparse"
 ADAPTIVE = "--speculative-adaptive"
 # A DSA target (HiSparse's model check, hisparse_hook.py:100-107) with the radix cache off, which HiSparse
 # asserts (:109-111): the launch HiSparse itself accepts.
 GLM5_HISPARSE = (
-    "--model-path",
-    "zai-org/GLM-5.2-FP8",
-    "--tp",
-    "8",
+    *GLM52_FP8_TP8,
     HISPARSE,
     "--disable-radix-cache",
     "--speculative-algorithm",
@@ -31,7 +29,6 @@ GLM5_HISPARSE = (
     "--speculative-num-steps",
     "3",
 )
-GLM5_FACTS = {"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_layers": 1}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -95,7 +92,7 @@ RULE = Rule(
             "--speculative-num-draft-tokens",
             "8",
         ),
-        target=GLM5_FACTS,
+        target=GLM52_FACTS,
         sglang_version="0.5.22",
     ),
     good=Example(
@@ -106,7 +103,7 @@ RULE = Rule(
             "--speculative-num-draft-tokens",
             "4",
         ),
-        target=GLM5_FACTS,
+        target=GLM52_FACTS,
         sglang_version="0.5.22",
     ),
     sources=(

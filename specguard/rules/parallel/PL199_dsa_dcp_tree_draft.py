@@ -13,16 +13,14 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import GLM52_FACTS, GLM52_FP8_TP8
 from specguard.rules.features.FX083_hicache_dsa_draft_state_not_backed import (
     DSA_ARCHITECTURES,
 )
 from specguard.rules.parallel.PL190_hicache_dcp_with_speculation import dcp_size
 
 GLM5_DCP_EAGLE = (
-    "--model-path",
-    "zai-org/GLM-5.2-FP8",
-    "--tp",
-    "8",
+    *GLM52_FP8_TP8,
     "--dcp-size",
     "8",
     "--speculative-algorithm",
@@ -30,7 +28,6 @@ GLM5_DCP_EAGLE = (
     "--speculative-num-steps",
     "3",
 )
-GLM5_FACTS = {"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_layers": 1}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -95,7 +92,7 @@ RULE = Rule(
             "--speculative-num-draft-tokens",
             "8",
         ),
-        target=GLM5_FACTS,
+        target=GLM52_FACTS,
         sglang_version="0.5.22",
     ),
     good=Example(
@@ -106,7 +103,7 @@ RULE = Rule(
             "--speculative-num-draft-tokens",
             "4",
         ),
-        target=GLM5_FACTS,
+        target=GLM52_FACTS,
         sglang_version="0.5.22",
     ),
     sources=(
