@@ -99,6 +99,13 @@ def _field_sets() -> tuple[frozenset[str], ...]:
     )
 
 
+def releases_with_fields(names: Iterable[str]) -> tuple[str, ...]:
+    """The releases whose ServerArgs has exactly these fields, oldest first: a whole logged repr
+    came from one of them (empty for a part of one, or a field set no release had)."""
+    logged = frozenset(names)
+    return tuple(release for release, fields in zip(_data().releases, _field_sets(), strict=True) if fields == logged)
+
+
 def release_of_fields(names: Iterable[str]) -> str | None:
     """The release a logged ServerArgs came from, by its field names: the newest whose ServerArgs
     has exactly these fields (a whole repr), else the newest that has every one of them (a part of

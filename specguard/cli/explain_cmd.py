@@ -164,6 +164,13 @@ def recover(found: LogDigest, sglang_version: str | None, notes: list[str]) -> R
         except TruncatedServerArgs as error:
             notes.append(f"{where}: {error}; the launch is not recovered from it")
         else:
+            dated = () if version or dialect == "sgl-jax" else _releases_with_fields([*fields, *skipped])
+            if dated:
+                # A whole ServerArgs repr is one release's field set: stronger evidence than the flags.
+                version = dated[-1]
+                span = dated[0] if len(dated) == 1 else f"{dated[0]} to {dated[-1]}"
+                from_log.append(f"SGLang version {span} (the only releases whose ServerArgs has these fields; checked at {version})")
+                unknown = [fact for fact in unknown if not fact.startswith("SGLang version")]
             release = defaults_release(fields, skipped, version, dialect)
             if release is not None and not version:
                 from_log.append(f"field defaults: SGLang {release}'s (its ServerArgs has the logged fields)")
@@ -190,6 +197,12 @@ def recover(found: LogDigest, sglang_version: str | None, notes: list[str]) -> R
                 unknown = [fact for fact in unknown if not fact.startswith("SGLang version")]
             return Recovered(launch.argv, launch.dialect.value, where, version, tuple(from_log), tuple(unknown))
     return None
+
+
+def _releases_with_fields(names: list[str]) -> tuple[str, ...]:
+    from specguard.serverargs_defaults import releases_with_fields
+
+    return releases_with_fields(names)
 
 
 def defaults_release(fields: dict[str, Any], skipped: tuple[str, ...], version: str | None, dialect: str) -> str | None:

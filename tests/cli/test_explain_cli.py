@@ -287,3 +287,37 @@ def test_the_resolved_dict_sglang_0_5_23_logs_gives_back_its_launch() -> None:
     # are not the launch's: no flag for them.
     assert not {"--no-enable-tf32-matmul", "--swa-full-tokens-ratio", "--mamba-full-memory-ratio", "--watermark-config"} & set(argv), argv
     assert document["causes"][0]["rule"] == "DM001"
+
+
+def _whole_server_args(release: str, **changed: object) -> str:
+    """A ServerArgs repr as the release logs it: every field of its ServerArgs, at its default unless
+    changed (a default that is no literal is written as a name, which explain leaves out)."""
+    from specguard.serverargs_defaults import defaults_at
+
+    defaults = defaults_at(release)
+    assert defaults is not None
+    fields = ", ".join(
+        f"{name}={changed[name]!r}" if name in changed else f"{name}={default.value!r}" if default.is_literal else f"{name}=NOT_A_LITERAL"
+        for name, default in defaults.items()
+    )
+    return f"[2026-01-02 10:11:02] server_args=ServerArgs({fields})"
+
+
+def test_a_whole_server_args_line_dates_the_check_by_its_fields() -> None:
+    from specguard.serverargs_defaults import defaults_at, releases_with_fields
+
+    defaults = defaults_at("0.5.9")
+    assert defaults is not None
+    dated = releases_with_fields(defaults)
+    assert "0.5.9" in dated
+    line = _whole_server_args("0.5.9", model_path="meta-llama/Llama-3.1-8B-Instruct", speculative_algorithm="EAGLE3",
+                              speculative_draft_model_path="lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B")
+    launch = as_json(explain("-", "--format", "json", stdin=f"{line}\n"))["launch"]
+    assert launch["sglang_version"] == dated[-1]
+    assert any(fact.startswith(f"SGLang version {dated[0]}") for fact in launch["from_log"]), launch["from_log"]
+    assert not any(fact.startswith("SGLang version") for fact in launch["unknown"])
+    assert launch["argv"] == ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-algorithm", "EAGLE3",
+                              "--speculative-draft-model-path", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"]
+    # Cut to a few fields, the line dates nothing and the check is left to the flags.
+    partial = as_json(explain("-", "--format", "json", stdin=f"{OLD_SERVER_ARGS}\n"))["launch"]
+    assert not any(fact.startswith("SGLang version") for fact in partial["from_log"])
