@@ -49,15 +49,15 @@ RULE = Rule(
     code="HY020",
     category=Category.START,
     name="mamba-no-buffer-radix-speculative",
-    summary="Speculative decoding on a hybrid mamba target with the radix cache under no_buffer (0.5.10-0.5.13)",
+    summary="Speculative decoding on a hybrid mamba target with the radix cache under no_buffer (0.5.10rc0-0.5.13)",
     severity=Severity.ERROR,
     docs=RuleDocs(
         what="A hybrid linear-attention target (Qwen3-Next, Qwen3.5, Nemotron-H, Falcon-H1, Jet-Nemotron, LFM2) "
         "with any speculative algorithm, the radix cache on, and `--mamba-scheduler-strategy` no_buffer or auto "
-        "(which resolves to no_buffer in these releases), in SGLang 0.5.10-0.5.13.",
-        why="PR 19391 (first shipped in 0.5.10) turned the silent 'disabling radix cache' of 0.5.9 "
-        "(server_args.py:1760-1764) into a ValueError in `_handle_mamba_radix_cache` (0.5.10 "
-        "server_args.py:2203-2209; 0.5.13 :2754-2757), raised at argument time. From 0.5.11 ROCm gets the old "
+        "(which resolves to no_buffer in these releases), in SGLang 0.5.10rc0-0.5.13.",
+        why="PR 19391 (first shipped in 0.5.10rc0) turned the silent 'disabling radix cache' of 0.5.9 "
+        "(server_args.py:1760-1764) into a ValueError in `_handle_mamba_radix_cache` (0.5.10rc0 "
+        "server_args.py:2168-2173; 0.5.10 :2203-2209; 0.5.13 :2754-2757), raised at argument time. From 0.5.11 ROCm gets the old "
         "fallback instead (PR 22908). 0.5.14 rewrote the resolution (`auto` picks extra_buffer when overlap is on) "
         "and dropped the error. A PD decode server hits it too, because the check ran before PD disabled the radix "
         "cache (PR 25116).",
@@ -86,10 +86,11 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/pull/22908",
         "https://github.com/sgl-project/sglang/pull/25116",
         "sglang 0.5.9: python/sglang/srt/server_args.py:1746-1764 (radix cache silently disabled)",
+        "sglang 0.5.10rc0: python/sglang/srt/server_args.py:945-949, 2154-2173",
         "sglang 0.5.10: python/sglang/srt/server_args.py:964-967, 2190-2209",
         "sglang 0.5.11: python/sglang/srt/server_args.py:2441-2456 (ROCm: radix cache switched off)",
         "sglang 0.5.13: python/sglang/srt/server_args.py:2743-2757",
         "sglang 0.5.14: python/sglang/srt/server_args.py:4380-4399 (error gone)",
     ),
-    sglang_versions=">=0.5.10,<0.5.14",
+    sglang_versions=">=0.5.10rc0,<0.5.14",
 )
