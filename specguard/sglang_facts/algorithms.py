@@ -38,6 +38,7 @@ class Algorithm(Record, kw_only=False):
     dp_spec_prefill_coordination: bool = False
     unified_memory: bool = False
     deepseek_v4_target: bool = False
+    spec_tp_sync: bool = False
 
 
 PROPERTY_SOURCES: dict[str, str] = {
@@ -82,6 +83,8 @@ PROPERTY_SOURCES: dict[str, str] = {
     "serves EAGLE and EAGLE3 (after the alias) and, from 0.5.22, DSPARK (changes.DSPARK_DP_SPEC_PREFILL_COORDINATION)",
     "unified_memory": "arg_groups/kv_cache_hook.py:585-597: --enable-unified-memory takes DSPARK, EAGLE, EAGLE3 and "
     "DFLASH from 0.5.22 (DSPARK only 0.5.18-0.5.21, none before: changes.UNIFIED_MEMORY_*)",
+    "spec_tp_sync": "the workers that build SpecTpSync, which parses SGLANG_SPEC_TP_SYNC on every rank: "
+    "speculative/dspark_components/dspark_worker_v2.py:179 and dflash_worker_v2.py:306 (read in 0.5.19; FX211)",
     "deepseek_v4_target": "arg_groups/deepseek_v4_hook.py:148-158: a DeepseekV4ForCausalLM target asserts the algorithm "
     "as written (before NEXTN becomes EAGLE) is EAGLE or, from 0.5.16, DSPARK (changes.DSPARK_ON_DEEPSEEK_V4)",
 }
@@ -103,11 +106,11 @@ ALGORITHMS: tuple[Algorithm, ...] = (
     Algorithm("NGRAM", documented=True, dp_attention_refused=True, watermark=True, lora=True, max_running_requests_reset=True),
     Algorithm("DFLASH", documented=True, draft_checkpoint=True, mixed_chunk=True, dp_attention_conditional=True,
               block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True,
-              aux_hidden_capture=True, unified_memory=True),
+              aux_hidden_capture=True, unified_memory=True, spec_tp_sync=True),
     Algorithm("UNO", documented=False),
     Algorithm("DSPARK", documented=False, draft_checkpoint=True, mixed_chunk=True, block_verification=True, lora=True,
               max_running_requests_reset=True, aux_hidden_capture=True, dp_spec_prefill_coordination=True,
-              unified_memory=True, deepseek_v4_target=True),
+              unified_memory=True, deepseek_v4_target=True, spec_tp_sync=True),
     Algorithm("FROZEN_KV_MTP", documented=False, max_running_requests_reset=True),
 )
 BY_NAME: dict[str, Algorithm] = {row.name: row for row in ALGORITHMS}
@@ -150,6 +153,7 @@ DEEPSEEK_V4_TARGET_SPELLINGS: tuple[str, ...] = tuple(row.name for row in _CANON
 # After the alias, in table order: what the DP spec/prefill coordination and the unified memory pool take.
 DP_SPEC_PREFILL_COORDINATION_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.dp_spec_prefill_coordination)
 UNIFIED_MEMORY_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.unified_memory)
+SPEC_TP_SYNC_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.spec_tp_sync)
 # A tuple, in table order: PL005 names them in its message.
 LORA_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.lora)
 

@@ -133,6 +133,9 @@ HIP_REJECTION_SAMPLED_VERIFY = Change(
 DSPARK_DP_SPEC_PREFILL_COORDINATION = Change("0.5.22", "0.5.22 arg_groups/speculative_hook.py:244-251 (0.5.21: EAGLE and EAGLE3)")
 DSPARK_ON_DEEPSEEK_V4 = Change("0.5.16", "0.5.16 arg_groups/deepseek_v4_hook.py:55-63 (0.5.12-0.5.15.post1 asserted EAGLE only)")
 UNIFIED_MEMORY_DSPARK = Change("0.5.18", "0.5.18 server_args.py:8312-8317 (DSPARK only; 0.5.15-0.5.17 refused every algorithm)")
+DEEPEP_V2_BUDGET_BY_ATTN_DP_SIZE = Change("0.5.22", "0.5.22 arg_groups/moe_hook.py:580-596 divides the request pool by view.attn_dp_size (before: --dp-size under --enable-dp-attention)")
+MEGA_MOE_BUDGET_POOL_CAP = Change("0.5.23", "0.5.23 arg_groups/mega_moe_hook.py:94-106 caps the decode graph bucket by the request pool per attention-DP rank (0.5.21-0.5.22 :92-98 take the max bs)")
+SPEC_TP_SYNC_DSPARK_DRAFT_SITE = Change("0.5.22", "0.5.22 speculative/spec_tp_sync.py:66-82 (site 17 dspark-draft; 2-6 kept as retired aliases)")
 UNIFIED_MEMORY_EAGLE_DFLASH = Change("0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:585-597")
 # ---- hybrid (mamba / linear attention) targets -----------------------------------------------------
 MAMBA_NO_BUFFER_ROCM_FALLBACK = Change("0.5.11", "PR 22908; 0.5.11 server_args.py:2441-2456 (0.5.10 raises on every platform)")

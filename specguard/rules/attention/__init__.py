@@ -31,6 +31,7 @@ from specguard.rules.attention import (
 )
 from specguard.rules.attention import AB200_eagle_on_intel_xpu_refused as AB200
 from specguard.rules.attention import AB201_eagle_verify_ignores_sampling as AB201
+from specguard.rules.attention import AB210_minicpm_sparse_backend_speculative as AB210
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
@@ -40,4 +41,5 @@ RULES = (
     AB192.RULE,
     AB200.RULE,
     AB201.RULE,
+    AB210.RULE,
 )

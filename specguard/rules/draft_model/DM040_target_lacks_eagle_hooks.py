@@ -86,7 +86,10 @@ RULE = Rule(
         "from 0.4.5 but `set_eagle3_layers_to_capture()` only from 0.5.4.post3, so EAGLE3 alone fails there "
         "(sglang#5513: DeepSeek-R1 with EAGLE3 and its NextN draft on 0.4.5). Qwen3.5's VL wrappers have "
         "get_embed_and_head (MTP) but no working EAGLE3 capture before 0.5.22: no method before 0.5.11, then "
-        "Qwen3-VL's inherited one, which marks no Qwen3.5 layer (sglang#20104, #23569, #25408, #38307). "
+        "Qwen3-VL's inherited one, which marks no Qwen3.5 layer (sglang#20104, #23569, #25408, #38307). Qwen3.5's "
+        "text-only classes Qwen3_5ForCausalLM and Qwen3_5MoeForCausalLM (models/qwen3_5_text.py, registered from "
+        "0.5.17) get `set_eagle3_layers_to_capture()` only in 0.5.22 (:130-139), which the EAGLE3 model runner "
+        "calls unconditionally (0.5.21 model_runner_components/attention_backend_setup.py:54-55). "
         "Qwen2ForCausalLM (Qwen2/2.5, QwQ) has get_embed_and_head but gets EAGLE3 capture only in 0.5.2 "
         "(sglang#8434, #9216). Other architectures are not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
@@ -124,6 +127,9 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/pull/25408 (Qwen3.5 EAGLE3 capture marks no layer; fails at start)",
         "https://github.com/sgl-project/sglang/pull/38307 (Qwen3.5 EAGLE3: 'too many values to unpack' in qwen3_vl.py forward at graph capture)",
         "sglang 0.5.1 / 0.5.2: python/sglang/srt/models/qwen2.py (no set_eagle3_layers_to_capture / :637; sgl-project/sglang#9216)",
+        "sglang 0.5.17 / 0.5.21: python/sglang/srt/models/qwen3_5_text.py:40-208 / :40-257 (no set_eagle3_layers_to_capture)",
+        "sglang 0.5.22: python/sglang/srt/models/qwen3_5_text.py:130-139 (Qwen3_5ForCausalLM.set_eagle3_layers_to_capture)",
+        "sglang 0.5.21: python/sglang/srt/model_executor/model_runner_components/attention_backend_setup.py:54-55",
         ("sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
         "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)"),
     ),

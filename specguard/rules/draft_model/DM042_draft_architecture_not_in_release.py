@@ -46,7 +46,7 @@ RULE = Rule(
     docs=RuleDocs(
         what="Checks the draft's `architectures[0]` against the release that first registers that draft "
         "class: the MLA EAGLE3 head `Eagle3DeepseekV2ForCausalLM` (Kimi K2.5/K2.6 `*-eagle3-mla` drafts) "
-        "from 0.5.12, `MistralForCausalLMEagle` from 0.5.11.",
+        "from 0.5.12, `MistralForCausalLMEagle` from 0.5.11, the DFLASH draft alias `MuseGlimmerAssistantModel` from 0.5.18.",
         why="SGLang looks the draft up by its `architectures` when the draft worker starts, after the target "
         "has loaded; an unregistered class fails there, with no argument-time check (sgl-project/sglang#25673: "
         "kimi-k2.6-eagle3-mla on 0.5.11 crashes at startup; `models/kimi_k25_eagle3.py` first ships in 0.5.12). "
@@ -71,5 +71,6 @@ RULE = Rule(
         "sglang 0.5.11 / 0.5.12: python/sglang/srt/models/kimi_k25_eagle3.py (absent / :266, :472 EntryClass)",
         "sglang 0.5.12: python/sglang/srt/configs/model_config.py:616 (Eagle3DeepseekV2ForCausalLM in the draft's architectures)",
         "sglang 0.5.10 / 0.5.11: python/sglang/srt/models/mistral_eagle.py (absent / :208 EntryClass)",
+        "sglang 0.5.17 / 0.5.18: python/sglang/srt/models/dflash.py (EntryClass :589 without / :628-632 with MuseGlimmerAssistantModel)",
     ),
 )

@@ -11,5 +11,19 @@ from specguard.rules.memory import (
     MM004_cuda_graph_bs_gaps_pad_speculative_batches as MM004,
 )
 from specguard.rules.memory import MM174_unified_memory_speculative_refused as MM174
+from specguard.rules.memory import MM213_deepep_v2_decode_graph_token_budget as MM213
+from specguard.rules.memory import (
+    MM215_flashinfer_a2a_decode_graph_token_budget as MM215,
+)
+from specguard.rules.memory import MM216_megamoe_decode_graph_token_budget as MM216
 
-RULES = (MM001.RULE, MM002.RULE, MM003.RULE, MM004.RULE, MM174.RULE)
+RULES = (
+    MM001.RULE,
+    MM002.RULE,
+    MM003.RULE,
+    MM004.RULE,
+    MM174.RULE,
+    MM213.RULE,
+    MM215.RULE,
+    MM216.RULE,
+)

@@ -24,7 +24,12 @@ from specguard.rules.parallel import PL190_hicache_dcp_with_speculation as PL190
 from specguard.rules.parallel import PL191_dcp_speculation_on_cuda as PL191
 from specguard.rules.parallel import PL198_dcp_speculation_on_xpu as PL198
 from specguard.rules.parallel import PL199_dsa_dcp_tree_draft as PL199
+from specguard.rules.parallel import PL212_deepep_v2_speculative_draft as PL212
+from specguard.rules.parallel import (
+    PL214_pd_decode_rejection_sampling_first_verify as PL214,
+)
 
 RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE, PL060.RULE, PL061.RULE, PL062.RULE, PL063.RULE, PL064.RULE, PL090.RULE, PL091.RULE, PL140.RULE,
          PL172.RULE,
-         PL190.RULE, PL191.RULE, PL198.RULE, PL199.RULE)
+         PL190.RULE, PL191.RULE, PL198.RULE, PL199.RULE,
+         PL212.RULE, PL214.RULE)

@@ -39,11 +39,10 @@ def algorithms_in(built: date | None) -> tuple[str, ...]:
 # (the scheduler builds a draft worker only for is_eagle() algorithms and DFLASH, f671c326
 # scheduler.py:231-236 to cddbf6f1 :383-417, then calls self.draft_worker: cddbf6f1 :561), NEXTN
 # before #1192 (SpeculativeAlgorithm.from_string had no NEXTN key).
-WORKERLESS = ("STANDALONE", "NEXTN")
 
 
 def runnable_in(built: date | None) -> tuple[str, ...]:
-    """The choices whose worker the build can make (WORKERLESS says which it cannot)."""
+    """The choices whose worker the build can make (the comment above says which it cannot)."""
     return tuple(
         a for a in algorithms_in(built)
         if a != "STANDALONE" and (a != "NEXTN" or built is None or NEXTN_RUNS.present_in(built))
