@@ -5,10 +5,10 @@ Two schedulers (``--scheduler``):
 
 * ``batched`` (default), iteration-level scheduling: every step admits waiting requests into
   free cache rows (up to ``--max-running-requests``; one more row is kept for health checks),
-  prefills the new ones together, then advances every other running request by one batched
-  iteration: a decode step (one target forward for all) or a speculative round (one batched
-  draft, one batched verify, per-request acceptance), so a short request is never stuck behind
-  a long one. Finished and cancelled requests free their row at once. The batch size of every
+  prefills the new ones together, then advances every running request (the new ones included)
+  by one batched iteration: a decode step (one target forward for all) or a speculative round
+  (one batched draft, one batched verify, per-request acceptance), so a short request is never
+  stuck behind a long one. Finished and cancelled requests free their row at once. The batch size of every
   iteration and the accept lengths are counted (:meth:`Engine.batching_stats`).
 * ``queued``: first-in first-out, each request run to completion at batch size 1 on row 0
   (the scheduler before batching; kept as the benchmark's peer).
@@ -71,6 +71,12 @@ class _Request:
     events: asyncio.Queue
     created: float = field(default_factory=time.perf_counter)
     cancelled: bool = False
+
+
+def _text_each_round(inp: GenerateInput) -> bool:
+    """The text so far is needed after every round (to find a stop string, or to stream it);
+    otherwise it is decoded once, when the request completes."""
+    return bool(inp.stop) or inp.stream
 
 
 def _first(step: Callable[[list[Sequence]], list[RoundResult]], seq: Sequence) -> RoundResult:
@@ -256,7 +262,8 @@ class Engine:
                 break
         if not result.prefill:
             self._count_round(result.accepted_drafts, len(result.tokens))
-        act.text = self.tokenizer.decode(output)
+        if _text_each_round(inp):
+            act.text = self.tokenizer.decode(output)
         if inp.stop and not (finish is not None and finish["type"] == "stop"):
             for s in inp.stop:
                 pos = act.text.find(s) if s else -1
@@ -297,6 +304,8 @@ class Engine:
         if act.finish is None:
             act.finish = {"type": "length", "length": len(act.output)}
         inp = act.req.inp
+        if not _text_each_round(inp):
+            act.text = self.tokenizer.decode(act.output)
         if self.decoder.speculative and act.verify_ct:
             accept_length = len(act.output) / act.verify_ct
             self.metrics.observe_accept_length(accept_length)
@@ -419,11 +428,14 @@ class Engine:
             heapq.heappush(self._free_rows, row)
 
     def _step(self, active: list[_Active]) -> None:
-        """Prefill the new requests, then one round for every other running one."""
+        """Prefill the new requests, then one round for every running one, the new ones included
+        (a request's first round is in the step of its prefill, not the next)."""
         running = [a for a in active if a.seq is not None and a.seq.committed and not self._check_cancelled(a)]
         new = [a for a in active if a.seq is not None and not a.seq.committed and not self._check_cancelled(a)]
         if new:
             self._batched_step(new, self.decoder.prefill_many, self.decoder.prefill, "prefill")
+            # a failed prefill or a first token that ends the request set ``finish``
+            running += [a for a in new if a.finish is None]
         if not running:
             return
         self._record_batch(len(running))

@@ -89,14 +89,16 @@ class KVCache(nn.Module):
         return self.k[rows, :, :span], self.v[rows, :, :span]
 
     def update_ragged(
-        self, k: torch.Tensor, v: torch.Tensor, rows: torch.Tensor, slots: torch.Tensor, span: int, row_range: slice | None
+        self, k: torch.Tensor, v: torch.Tensor, where: TokensPerRow
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Write row ``b``'s ``T`` tokens (``k``, ``v`` ``[B, T, n_kv, hd]``) to slots ``slots[b]``
-        (``[B, T]``) of row ``rows[b]``; return the rows' keys and values over slots ``0..span-1``
-        ``[B, n_kv, span, hd]``."""
-        index = rows.unsqueeze(1).expand_as(slots)
-        self.k[index, :, slots] = k
-        self.v[index, :, slots] = v
+        """Write row ``b``'s ``T`` tokens (``k``, ``v`` ``[B, T, n_kv, hd]``) to slots
+        ``where.slots[b]`` of row ``where.rows[b]``; return the rows' keys and values over slots
+        ``0..where.span-1`` ``[B, n_kv, span, hd]``."""
+        hd = k.shape[-1]
+        index = where.cache_index(self.k.shape[1], self.k.shape[2])
+        self.k.view(-1, hd).index_copy_(0, index, k.reshape(-1, hd))
+        self.v.view(-1, hd).index_copy_(0, index, v.reshape(-1, hd))
+        rows, span, row_range = where.rows, where.span, where.row_range
         if row_range is not None:
             return self.k[row_range, :, :span], self.v[row_range, :, :span]
         return self.k[rows, :, :span], self.v[rows, :, :span]
@@ -141,6 +143,19 @@ class TokensPerRow:
     bias: torch.Tensor
     row_range: slice | None
     _grouped: dict[int, torch.Tensor] = field(default_factory=dict, compare=False, repr=False)
+    _index: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict, compare=False, repr=False)
+
+    def cache_index(self, n_kv: int, max_len: int) -> torch.Tensor:
+        """Where each new token's key (or value) of each KV head goes in a ``[rows, n_kv, max_len,
+        hd]`` cache seen as ``[-1, hd]``: ``[B * T * n_kv]``, in the order of ``k.view(B, T, n_kv,
+        hd)``. One ``index_copy_`` per write instead of an advanced-index put (rows and slots
+        around a slice), at half its cost on CPU; built by the first layer, shared by the others."""
+        key = (n_kv, max_len)
+        if key not in self._index:
+            heads = torch.arange(n_kv, device=self.slots.device)
+            first = (self.rows.view(-1, 1, 1) * n_kv + heads) * max_len  # [B, 1, n_kv]: slot 0 of each head
+            self._index[key] = (first + self.slots.unsqueeze(2)).reshape(-1)
+        return self._index[key]
 
     def grouped_bias(self, group: int) -> torch.Tensor:
         """``bias`` repeated for the ``group`` query heads of each KV head, ``[B, 1, group * T, span]``
@@ -287,9 +302,7 @@ class Attention(nn.Module):
         b, t = where.slots.shape
         hd, n_kv = self.head_dim, self.n_kv
         group = self.n_heads // n_kv
-        keys, values = self.cache.update_ragged(
-            k.view(b, t, n_kv, hd), v.view(b, t, n_kv, hd), where.rows, where.slots, where.span, where.row_range
-        )
+        keys, values = self.cache.update_ragged(k.view(b, t, n_kv, hd), v.view(b, t, n_kv, hd), where)
         # Query heads grouped per KV head (as _attend_one_row), the row's mask repeated per group;
         # one fused attention call (several tokens per row: the softmax is most of the cost).
         q = q.view(b, t, n_kv, group, hd).permute(0, 2, 3, 1, 4).reshape(b, n_kv, group * t, hd)

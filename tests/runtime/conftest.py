@@ -25,8 +25,9 @@ def tiny_root(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     """Where the tiny models are cached: SPECGUARD_CACHE_DIR or the pytest cache."""
     if os.environ.get("SPECGUARD_CACHE_DIR"):
         return Path(os.environ["SPECGUARD_CACHE_DIR"])
-    if request.config.cache is not None:
-        return Path(request.config.cache.mkdir("specguard-tiny"))
+    cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    if cache is not None:
+        return Path(cache.mkdir("specguard-tiny"))
     return tmp_path_factory.mktemp("specguard-tiny")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from specguard.runtime.errors import RequestError
 from specguard.runtime.server import info, native, openai
@@ -27,26 +28,47 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
     app = FastAPI(title="specguard reference runtime", version=VERSION, docs_url=None, redoc_url=None)
     state.enable_metrics = enable_metrics
     app.state.server = state
+    app.add_middleware(Guard, api_key=api_key)
+    add_error_handlers(app)
+    for router in (info.router, native.router, openai.router):
+        app.include_router(router)
+    return app
 
-    @app.middleware("http")
-    async def guard(request: Request, call_next):  # type: ignore[no-untyped-def]
-        path = request.url.path
-        if api_key and request.method != "OPTIONS" and not path.startswith(("/health", "/metrics")):
-            if request.headers.get("Authorization") != f"Bearer {api_key}":
-                return JSONResponse({"error": "Unauthorized"}, status_code=401)
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_REQUEST_BYTES:
+
+class Guard:
+    """The API key and the declared body size, checked before a route runs. Plain ASGI, not
+    ``@app.middleware("http")``: Starlette's BaseHTTPMiddleware runs every request through a task
+    and a memory stream of its own, Python work that shares the GIL with the scheduler thread."""
+
+    def __init__(self, app: ASGIApp, api_key: str | None) -> None:
+        self.app = app
+        self.authorization = f"Bearer {api_key}".encode() if api_key else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        headers = dict(scope["headers"])
+        if (
+            self.authorization is not None
+            and scope["method"] != "OPTIONS"
+            and not scope["path"].startswith(("/health", "/metrics"))
+            and headers.get(b"authorization") != self.authorization
+        ):
+            return JSONResponse({"error": "Unauthorized"}, status_code=401)
+        length = headers.get(b"content-length", b"").decode("latin-1")
+        if length.isdigit() and int(length) > MAX_REQUEST_BYTES:
             return error_response(
                 f"request body of {length} bytes exceeds the limit of {MAX_REQUEST_BYTES} bytes",
                 413,
                 "Payload Too Large",
             )
-        return await call_next(request)
-
-    add_error_handlers(app)
-    for router in (info.router, native.router, openai.router):
-        app.include_router(router)
-    return app
+        return None
 
 
 def add_error_handlers(app: FastAPI) -> None:

@@ -200,8 +200,10 @@ class ServerState:
         return str(self.model_info["served_model_name"])
 
 
-def server_state(request: Request) -> ServerState:
-    """The state of the app serving ``request`` (a route's dependency)."""
+async def server_state(request: Request) -> ServerState:
+    """The state of the app serving ``request`` (a route's dependency). A coroutine: FastAPI runs
+    a plain function dependency in its thread pool, a thread hop per request that contends for
+    the GIL with the scheduler thread."""
     return request.app.state.server  # type: ignore[no-any-return]
 
 

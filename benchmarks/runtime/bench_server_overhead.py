@@ -1,0 +1,114 @@
+"""Where a concurrency-16 level's time goes through the server: for plain decoding and EAGLE3
+(chain k=3, the preset), the server process's CPU seconds per level (read from /proc, so a busy
+shared machine inflates them far less than wall-clock time), the CPU of one minimal request (one
+new token: the HTTP path and one prefill), and the scheduler's iterations per level with the share
+that ran below 16 rows (from /server_info's batch-size histogram).
+
+    python benchmarks/runtime/bench_server_overhead.py [--levels 6]
+
+The levels are bench_concurrency.py's (16 clients, 2 requests each, 64 greedy tokens), on the
+same batched servers, measured in turn (the order reversed every other level).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_concurrency import generate, measure, mode_args, start_server, stop_server
+
+MODES = ("plain", "eagle3")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process (its threads together)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def iterations(url: str) -> tuple[int, int]:
+    """Scheduler iterations so far, and how many of them advanced fewer than 16 requests."""
+    with urllib.request.urlopen(url + "/server_info", timeout=30) as resp:
+        info = json.loads(resp.read())
+    histogram = {
+        int(k): v
+        for k, v in info["internal_states"][0]["batching_stats"][
+            "batch_size_histogram"
+        ].items()
+    }
+    return sum(histogram.values()), sum(v for k, v in histogram.items() if k < 16)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--levels", type=int, default=6)
+    opts = parser.parse_args()
+
+    from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair
+
+    pair = ensure_tiny_pair()
+    args = mode_args(str(pair.target), str(pair.draft), str(ensure_tiny_eagle3().draft))
+    servers = {
+        mode: start_server([*args[mode], "--scheduler", "batched"]) for mode in MODES
+    }
+    totals = {
+        mode: {
+            "cpu": 0.0,
+            "wall": 0.0,
+            "iters": 0,
+            "ragged": 0,
+            "tiny_cpu": 0.0,
+            "tiny": 0,
+        }
+        for mode in MODES
+    }
+    try:
+        for proc, url in servers.values():
+            measure(url, 16, 2, 64)  # warm-up
+        for level in range(opts.levels):
+            for mode in MODES if level % 2 == 0 else MODES[::-1]:
+                proc, url = servers[mode]
+                iters0, ragged0 = iterations(url)
+                cpu0, began = cpu_seconds(proc.pid), time.perf_counter()
+                measure(url, 16, 2, 64)
+                wall, cpu = time.perf_counter() - began, cpu_seconds(proc.pid) - cpu0
+                iters1, ragged1 = iterations(url)
+                got = totals[mode]
+                got["cpu"] += cpu
+                got["wall"] += wall
+                got["iters"] += iters1 - iters0
+                got["ragged"] += ragged1 - ragged0
+                cpu0 = cpu_seconds(proc.pid)
+                for _ in range(20):
+                    generate(url, "hello", 1)
+                got["tiny_cpu"] += cpu_seconds(proc.pid) - cpu0
+                got["tiny"] += 20
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
+    n = opts.levels
+    print(
+        "| mode | wall s / level | server CPU s / level | iterations / level | below 16 rows | CPU ms / 1-token request |"
+    )
+    print("|---|---|---|---|---|---|")
+    for mode, got in totals.items():
+        print(
+            f"| {mode} | {got['wall'] / n:.3f} | {got['cpu'] / n:.3f} | {got['iters'] / n:.1f} | "
+            f"{got['ragged'] / max(got['iters'], 1):.0%} | {1e3 * got['tiny_cpu'] / got['tiny']:.2f} |"
+        )
+    plain, eagle = totals["plain"], totals["eagle3"]
+    print(
+        f"EAGLE3 / plain: wall {plain['wall'] / eagle['wall']:.2f}x, server CPU {plain['cpu'] / eagle['cpu']:.2f}x"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
