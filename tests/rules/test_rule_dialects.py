@@ -16,7 +16,7 @@ from specguard.rules.base import SGLANG_DIALECTS, Example
 # dtypes, context, MTP layers, draft kind), the server's exposure and remote code, the memory
 # budget, and parameter sanity that holds for any EAGLE-style tree.
 RUNTIME_AGNOSTIC = {
-    "DM001", "DM002", "DM003", "DM004", "DM005", "DM006", "DM009", "DM012", "DM013",
+    "DM001", "DM002", "DM003", "DM004", "DM005", "DM006", "DM009", "DM012",
     "DM100", "DM101", "DM102", "DM103", "DM104", "DM130",
     "MM001", "MM002",
     "SP003", "SP005", "SP006",

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
-from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.base import (
+    SGLANG_DIALECTS,
+    CheckContext,
+    Example,
+    FixAvailability,
+    Rule,
+    RuleDocs,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -31,6 +38,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 RULE = Rule(
     check=check,
     code="DM013",
+    # sgl-jax never reads the draft's layer ids (it captures the target's own list: JX235).
+    dialects=SGLANG_DIALECTS,
     category=Category.START,
     name="eagle3-aux-layers-out-of-range",
     summary="An EAGLE3 head captures target layers the target does not have",
