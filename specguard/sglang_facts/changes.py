@@ -129,6 +129,34 @@ HIP_REJECTION_SAMPLED_VERIFY = Change(
     "0.5.21", "0.5.21 speculative/eagle_utils.py:695-710 (HIP samples under rejection sampling), "
     "arg_groups/speculative_hook.py:40-62,1073-1093 (turned on by itself for EAGLE chains)",
 )
+# The first release whose EAGLE tree build and greedy verify import their sgl_kernel ops on HIP too
+# (the sampling ops stay CUDA-only, so a sampled verify on ROCm hit an unimported name).
+EAGLE_HIP_KERNELS = Change(
+    "0.4.4.post2", "0.4.4.post2 speculative/build_eagle_tree.py:9 `is_cuda_available() or is_hip()`, eagle_utils.py:19-27 "
+    "imports verify_tree_greedy on HIP (0.4.4.post1 eagle_utils.py:22 CUDA only)",
+)
+# Before GREEDY_VERIFY_ONE_PATH each spec path verified apart on ROCm. V1 goes greedy where the
+# tree-sampling kernel was not imported (CUDA only): from 0.5.1; 0.5.0rc2 called it anyway.
+HIP_GREEDY_VERIFY_V1 = Change(
+    "0.5.1", "0.5.1 speculative/eagle_utils.py:52,429-437 TREE_SPEC_KERNEL_AVAILABLE false on HIP: argmax "
+    "(0.5.0rc2 :31-40 imports tree_speculative_sampling_target_only on CUDA only, :414-461 calls it when not all greedy)",
+)
+# The V2 worker's verify called that CUDA-only kernel on HIP until it listed _is_hip.
+SPEC_V2_BETA_FLAG = Change("0.5.4", "0.5.4 server_args.py:1296-1302,2411 --enable-beta-spec runs EAGLE on the V2 worker")
+HIP_GREEDY_VERIFY_V2 = Change(
+    "0.5.10rc0", "0.5.10rc0 speculative/eagle_info_v2.py:313 adds _is_hip to the greedy test "
+    "(0.5.9 :300 `is_all_greedy or _is_npu`, the kernel imported on CUDA only at :43-49)",
+)
+# NGRAM verify: greedy for every request until it sampled; the env var chose greedy again until the
+# verify moved onto eagle_sample, after which nothing reads the variable.
+NGRAM_SAMPLED_VERIFY = Change(
+    "0.5.5.post3", "0.5.5.post3 speculative/ngram_info.py:412-425 samples unless SGLANG_NGRAM_FORCE_GREEDY_VERIFY "
+    "(0.5.5.post2 :418-426 'forces to use greedy verification')",
+)
+NGRAM_VERIFY_VIA_EAGLE_SAMPLE = Change(
+    "0.5.14", "0.5.14 speculative/ngram_worker.py:17,436 verifies through eagle_utils.eagle_sample; "
+    "SGLANG_NGRAM_FORCE_GREEDY_VERIFY is read nowhere from then (0.5.13 ngram_info.py:440 read it)",
+)
 # Algorithm-table columns that changed with a release (sglang_facts/algorithms.py holds 0.5.23's).
 DSPARK_DP_SPEC_PREFILL_COORDINATION = Change("0.5.22", "0.5.22 arg_groups/speculative_hook.py:244-251 (0.5.21: EAGLE and EAGLE3)")
 DSPARK_ON_DEEPSEEK_V4 = Change("0.5.16", "0.5.16 arg_groups/deepseek_v4_hook.py:55-63 (0.5.12-0.5.15.post1 asserted EAGLE only)")
@@ -184,6 +212,15 @@ EAGLE3_AUX_COUNT_FROM_CONFIG = Change("0.5.12", "0.5.12 models/llama_eagle3.py:1
 #   (gemma3_mm.py:485-497, gemma3_causal.py:897-925, sgl-project/sglang#23976).
 # - Kimi K2.5 (``kimi_k25.py``, the vision-language wrapper around DeepseekV3ForCausalLM): absent in
 #   0.5.9, present in 0.5.10rc0 (:841-850) and 0.5.10 (sgl-project/sglang#19689).
+# - Qwen3-MoE (``qwen3_moe.py``) and Llama 4 (``mllama4.py``): neither hook from their first wheel
+#   (0.4.5.post2 / 0.4.5) to 0.4.8.post1 (EntryClass qwen3_moe.py:830, mllama4.py:227), both in 0.4.9.
+# - Gemma 4 (``gemma4_causal.py``, ``gemma4_mm.py``): registered in 0.5.11 (EntryClass :1009 / :878)
+#   without either hook, both from 0.5.12.
+# - MiniMax-M2 (``minimax_m2.py``, EntryClass from 0.5.4.post1): get_embed_and_head only from
+#   0.5.5.post3 (:824); its set_eagle3_layers_to_capture came earlier (EAGLE3_CAPTURE).
+# - Bailing MoE (``bailing_moe.py``): 0.5.0rc0 to 0.5.2 register BailingMoeForCausalLM (EntryClass :425, class
+#   :336) without get_embed_and_head; 0.5.3rc0 rebuilds it on BailingMoEForCausalLM, which has it (:816).
+#   Its EAGLE3 hook came later (EAGLE3_CAPTURE).
 # Architectures not listed here are not judged.
 EAGLE_HOOKS: dict[str, Change] = {
     "Qwen2_5_VLForConditionalGeneration": Change("0.5.2", "sglang#8801; 0.5.2 models/qwen2_5_vl.py:654-657 (absent in 0.5.2rc0-rc2)"),
@@ -192,6 +229,12 @@ EAGLE_HOOKS: dict[str, Change] = {
     "Gemma3ForConditionalGeneration": Change("0.5.12", "sglang#23976; 0.5.12 models/gemma3_mm.py:485-497"),
     "Gemma3ForCausalLM": Change("0.5.12", "sglang#23976; 0.5.12 models/gemma3_causal.py:897-925"),
     "KimiK25ForConditionalGeneration": Change("0.5.10rc0", "sglang#19689; 0.5.10rc0 models/kimi_k25.py:841-850"),
+    "Qwen3MoeForCausalLM": Change("0.4.9", "0.4.9 models/qwen3_moe.py:756, :759 (neither in 0.4.8.post1)"),
+    "Llama4ForConditionalGeneration": Change("0.4.9", "0.4.9 models/mllama4.py:229, :233 (neither in 0.4.8.post1)"),
+    "Gemma4ForCausalLM": Change("0.5.12", "0.5.12 models/gemma4_causal.py:1122, :1127 (neither in 0.5.11)"),
+    "Gemma4ForConditionalGeneration": Change("0.5.12", "0.5.12 models/gemma4_mm.py:950, :955 (neither in 0.5.11)"),
+    "MiniMaxM2ForCausalLM": Change("0.5.5.post3", "0.5.5.post3 models/minimax_m2.py:824 get_embed_and_head (absent in 0.5.5.post2)"),
+    "BailingMoeForCausalLM": Change("0.5.3rc0", "0.5.3rc0 models/bailing_moe.py:816, inherited (absent in 0.5.2 :336-425)"),
 }
 # Classes that had ``get_embed_and_head()`` (so EAGLE and NEXTN run) long before a working
 # ``set_eagle3_layers_to_capture()``: only EAGLE3 fails on them.
@@ -212,6 +255,15 @@ EAGLE_HOOKS: dict[str, Change] = {
 #   (:103), set_eagle3_layers_to_capture only from 0.5.22 (:130-139; absent in 0.5.17, 0.5.18 and 0.5.21),
 #   which the EAGLE3 model runner calls unconditionally (0.5.21
 #   model_runner_components/attention_backend_setup.py:54-55).
+# - Classes with get_embed_and_head in every wheel that registers them, set_eagle3_layers_to_capture
+#   from the release given (absent in the release before): Qwen3ForCausalLM (qwen3.py, 0.4.8.post1 :393
+#   has only get_embed_and_head), Glm4MoeForCausalLM (glm4_moe.py, 0.5.4.post3 :1011 has only
+#   get_embed_and_head), LongcatFlashForCausalLM (longcat_flash.py, 0.5.5.post3 :1006 likewise),
+#   Qwen3NextForCausalLM (qwen3_next.py, none from 0.5.2, its first wheel, to 0.5.8.post1), and the
+#   Bailing MoE classes (bailing_moe.py, BailingMoeForCausalLM and BailingMoeV2ForCausalLM inherit
+#   BailingMoEForCausalLM; 0.5.8.post1 :837 has only get_embed_and_head).
+# - MiniMaxM2ForCausalLM gets set_eagle3_layers_to_capture in 0.5.5.post1 (:809, absent in 0.5.5), two
+#   releases before get_embed_and_head (EAGLE_HOOKS).
 EAGLE3_CAPTURE: dict[str, Change] = {
     "DeepseekV2ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767 (absent in 0.5.4.post1)"),
     "DeepseekV3ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767, inherited"),
@@ -220,6 +272,13 @@ EAGLE3_CAPTURE: dict[str, Change] = {
     "Qwen2ForCausalLM": Change("0.5.2rc0", "sglang#9216; 0.5.2rc0 models/qwen2.py:630 (absent in 0.5.1.post3)"),
     "Qwen3_5ForCausalLM": Change("0.5.22", "0.5.22 models/qwen3_5_text.py:130-139 (0.5.17-0.5.21 qwen3_5_text.py has none)"),
     "Qwen3_5MoeForCausalLM": Change("0.5.22", "0.5.22 models/qwen3_5_text.py:130-139, inherited (:223)"),
+    "Qwen3ForCausalLM": Change("0.4.9", "0.4.9 models/qwen3.py:461 (absent in 0.4.8.post1)"),
+    "Glm4MoeForCausalLM": Change("0.5.5", "0.5.5 models/glm4_moe.py:1165 (absent in 0.5.4.post3)"),
+    "LongcatFlashForCausalLM": Change("0.5.6", "0.5.6 models/longcat_flash.py:1039 (absent in 0.5.5.post3)"),
+    "Qwen3NextForCausalLM": Change("0.5.9", "0.5.9 models/qwen3_next.py:1139 (absent in 0.5.2-0.5.8.post1)"),
+    "BailingMoeForCausalLM": Change("0.5.9", "0.5.9 models/bailing_moe.py:1034, inherited (absent in 0.5.8.post1)"),
+    "BailingMoeV2ForCausalLM": Change("0.5.9", "0.5.9 models/bailing_moe.py:1034, inherited (absent in 0.5.8.post1)"),
+    "MiniMaxM2ForCausalLM": Change("0.5.5.post1", "0.5.5.post1 models/minimax_m2.py:809 (absent in 0.5.5)"),
 }
 # From this release Qwen3.5's wrappers inherit a set_eagle3_layers_to_capture that marks no layer.
 INHERITED_NO_OP_CAPTURE: dict[str, Change] = {
@@ -235,3 +294,10 @@ DRAFT_HEAD_CLASS: dict[str, Change] = {
 # ---- slime / RL ------------------------------------------------------------------------------------
 WEIGHTS_CPU_BACKUP = Change("0.5.3", "0.5.3 model_executor/model_runner.py:785-787 enable_weights_cpu_backup")
 DRAFT_WEIGHTS_CPU_BACKUP = Change("0.5.5.post3", "0.5.5.post3 model_executor/model_runner.py:760-761 enable_draft_weights_cpu_backup")
+# ---- trtllm attention backends refusing speculation at argument time (0.4.10.post2-0.5.0rc2) ------
+# Read in server_args.py (__post_init__); 0.5.1 drops both raises (0.5.1 server_args.py:476-498).
+TRTLLM_MHA_SPEC_REFUSED = Change("0.5.0rc0", "0.5.0rc0 server_args.py:452-471 trtllm_mha on any of the three backend flags raises with speculation (no trtllm_mha in 0.4.10.post2)")
+TRTLLM_MLA_DECODE_FLAG_CHECKED = Change("0.5.0rc1", "0.5.0rc1 server_args.py:435-453 also checks --decode-attention-backend trtllm_mla (0.5.0rc0 :436 only --attention-backend)")
+# Steps/topk/draft tokens left unset: 0.4.4.post4-0.4.5.post3 read a missing ServerArgs field; 0.4.6 reads
+# <model_path>/config.json as a file, so a hub id fails; 0.4.6.post2 asks get_config (hub ids work).
+AUTO_SPEC_PARAMS_LOCAL_CONFIG = Change("0.4.6", "0.4.6 server_args.py:1357-1365 os.path.join(model_path, 'config.json') (0.4.5.post3 :1367 self.decrypted_config_file)")

@@ -34,6 +34,8 @@ DEVICES: tuple[tuple[Change, tuple[str, ...]], ...] = (
 # From 0.5.21 an out-of-tree platform plugin answers for its own device (speculative_hook.py:261-262);
 # SGLang's in-tree platforms are cuda (ROCm too), npu, xpu and cpu (srt/platforms/), so of the devices a
 # launch can name without a plugin only cpu is still refused.
+# SGLang says (0.5.21 arg_groups/speculative_hook.py:267-271), naming the platform class and the device:
+# "DFLASH speculative decoding is not supported by CudaPlatform on device 'cpu'."
 PLUGIN_DECIDES = Change("0.5.21", "0.5.21 arg_groups/speculative_hook.py:260-271")
 IN_TREE_DEVICES = ("cuda", "npu", "xpu", "cpu")
 

@@ -32,6 +32,13 @@ from specguard.rules.attention import (
 from specguard.rules.attention import AB200_eagle_on_intel_xpu_refused as AB200
 from specguard.rules.attention import AB201_eagle_verify_ignores_sampling as AB201
 from specguard.rules.attention import AB210_minicpm_sparse_backend_speculative as AB210
+from specguard.rules.attention import AB250_ngram_verify_ignores_sampling as AB250
+from specguard.rules.attention import AB251_eagle_on_xpu_without_tree_kernels as AB251
+from specguard.rules.attention import AB252_rocm_eagle_sampled_verify_crashes as AB252
+from specguard.rules.attention import (
+    AB260_split_prefill_decode_backends_with_speculation as AB260,
+)
+from specguard.rules.attention import AB261_trtllm_backend_refuses_speculation as AB261
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
@@ -42,4 +49,9 @@ RULES = (
     AB200.RULE,
     AB201.RULE,
     AB210.RULE,
+    AB250.RULE,
+    AB251.RULE,
+    AB252.RULE,
+    AB260.RULE,
+    AB261.RULE,
 )

@@ -28,6 +28,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in EAGLE_HEAD_ALGORITHMS or ctx.target is None:
         return
     arch = ctx.target.architecture
+    algo_flag = ctx.flag("--speculative-algorithm")
+    hooks = EAGLE_HOOKS.get(arch or "")
+    has_embed_and_head = hooks is None or hooks.present_in(ctx.version)
     capture = EAGLE3_CAPTURE.get(arch or "")
     if ctx.algorithm == "EAGLE3" and capture is not None and not capture.present_in(ctx.version):
         inherited = INHERITED_NO_OP_CAPTURE.get(arch or "")
@@ -36,28 +39,27 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         else:
             what = ("inherits Qwen3-VL's set_eagle3_layers_to_capture(), which marks no decoder layer, so the "
                     "target returns no auxiliary hidden states and the EAGLE3 head fails")
+        # A class listed in both tables runs EAGLE3 only once it has both hooks.
+        runs_from = capture if hooks is None or hooks.release <= capture.release else hooks
+        other = ("use EAGLE with an EAGLE-1 head (or the model's own MTP layers, where it has them)"
+                 if has_embed_and_head else f"drop {algo_flag} (NGRAM needs no hooks)")
         yield RULE.finding(
             f"SGLang {ctx.env.sglang_version}'s {arch} {what} after the target's weights have loaded. EAGLE3 "
-            f"runs on this target from SGLang {capture.first_release}; upgrade, or use EAGLE with an EAGLE-1 head "
-            "(or the model's own MTP layers, where it has them)",
+            f"runs on this target from SGLang {runs_from.first_release}; upgrade, or {other}",
             flags=("--speculative-algorithm",),
         )
         return
-    hooks = EAGLE_HOOKS.get(arch or "")
-    if hooks is None or hooks.present_in(ctx.version):
+    if hooks is None or has_embed_and_head:
         return
-    missing = "set_eagle3_layers_to_capture()" if ctx.algorithm == "EAGLE3" else "get_embed_and_head()"
-    algo_flag = ctx.flag("--speculative-algorithm")
-    next_step = (
-        f"EAGLE3 runs on this target from SGLang {hooks.first_release}; EAGLE and NEXTN run already (a NextN/MTP draft is "
-        f"{algo_flag} NEXTN)"
-        if arch in EAGLE3_CAPTURE
-        else f"EAGLE and EAGLE3 run on this target from SGLang {hooks.first_release}; upgrade, or drop {algo_flag} (NGRAM needs no hooks)"
-    )
+    # Without a row of its own, the class's EAGLE3 hook arrived with get_embed_and_head, and the EAGLE3
+    # model runner calls it first, while the target loads.
+    missing = "set_eagle3_layers_to_capture()" if ctx.algorithm == "EAGLE3" and capture is None else "get_embed_and_head()"
+    runs = "EAGLE and EAGLE3 run" if capture is None else f"{ctx.spec.get('speculative_algorithm')} runs"
     yield RULE.finding(
         f"SGLang {ctx.env.sglang_version}'s {arch} has no {missing}, which the "
         f"{ctx.spec.get('speculative_algorithm')} worker calls on the target: the server dies with an "
-        f"AttributeError after the target's weights have loaded. {next_step}",
+        f"AttributeError after the target's weights have loaded. {runs} on this target from SGLang "
+        f"{hooks.first_release}; upgrade, or drop {algo_flag} (NGRAM needs no hooks)",
         flags=("--speculative-algorithm",),
     )
 
@@ -91,7 +93,13 @@ RULE = Rule(
         "0.5.17) get `set_eagle3_layers_to_capture()` only in 0.5.22 (:130-139), which the EAGLE3 model runner "
         "calls unconditionally (0.5.21 model_runner_components/attention_backend_setup.py:54-55). "
         "Qwen2ForCausalLM (Qwen2/2.5, QwQ) has get_embed_and_head but gets EAGLE3 capture only in 0.5.2 "
-        "(sglang#8434, #9216). Other architectures are not judged.",
+        "(sglang#8434, #9216). Qwen3-MoE and Llama 4 got both hooks in 0.4.9, Gemma 4 in 0.5.12 (registered "
+        "in 0.5.11 without them). Classes that had get_embed_and_head but got `set_eagle3_layers_to_capture()` "
+        "later, so only EAGLE3 fails before: Qwen3ForCausalLM (0.4.9), Glm4MoeForCausalLM (0.5.5), "
+        "LongcatFlashForCausalLM (0.5.6), Qwen3NextForCausalLM and the Bailing MoE classes (0.5.9; "
+        "BailingMoeForCausalLM has no get_embed_and_head either before 0.5.3rc0). MiniMax-M2 "
+        "got the EAGLE3 hook in 0.5.5.post1 but get_embed_and_head only in 0.5.5.post3. Other architectures are "
+        "not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
         "automatic fix.",
         fix_safety="No fix: the release is the user's choice.",
@@ -130,6 +138,15 @@ RULE = Rule(
         "sglang 0.5.17 / 0.5.21: python/sglang/srt/models/qwen3_5_text.py:40-208 / :40-257 (no set_eagle3_layers_to_capture)",
         "sglang 0.5.22: python/sglang/srt/models/qwen3_5_text.py:130-139 (Qwen3_5ForCausalLM.set_eagle3_layers_to_capture)",
         "sglang 0.5.21: python/sglang/srt/model_executor/model_runner_components/attention_backend_setup.py:54-55",
+        "sglang 0.4.8.post1 / 0.4.9: python/sglang/srt/models/qwen3_moe.py, mllama4.py (neither hook / :756-759, :229-233)",
+        "sglang 0.4.8.post1 / 0.4.9: python/sglang/srt/models/qwen3.py (get_embed_and_head :393 only / set_eagle3_layers_to_capture :461)",
+        "sglang 0.5.11 / 0.5.12: python/sglang/srt/models/gemma4_causal.py, gemma4_mm.py (neither hook / :1122-1127, :950-955)",
+        "sglang 0.5.5 / 0.5.5.post1 / 0.5.5.post2 / 0.5.5.post3: python/sglang/srt/models/minimax_m2.py (neither / set_eagle3_layers_to_capture :809 / get_embed_and_head :824)",
+        "sglang 0.5.4.post3 / 0.5.5: python/sglang/srt/models/glm4_moe.py (get_embed_and_head :1011 only / set_eagle3_layers_to_capture :1165)",
+        "sglang 0.5.5.post3 / 0.5.6: python/sglang/srt/models/longcat_flash.py (get_embed_and_head :1006 only / set_eagle3_layers_to_capture :1039)",
+        "sglang 0.5.8.post1 / 0.5.9: python/sglang/srt/models/qwen3_next.py (get_embed_and_head :935 only / set_eagle3_layers_to_capture :1139)",
+        "sglang 0.5.8.post1 / 0.5.9: python/sglang/srt/models/bailing_moe.py (get_embed_and_head :837 only / set_eagle3_layers_to_capture :1034)",
+        "sglang 0.5.2 / 0.5.3rc0: python/sglang/srt/models/bailing_moe.py (BailingMoeForCausalLM :336 has neither hook / get_embed_and_head :816)",
         ("sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
         "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)"),
     ),

@@ -46,10 +46,16 @@ from specguard.rules.features import (
 )
 from specguard.rules.features import FX200_lmcache_with_speculation as FX200
 from specguard.rules.features import FX211_spec_tp_sync_unknown_token as FX211
+from specguard.rules.features import (
+    FX262_two_batch_overlap_graph_capture_with_speculation as FX262,
+)
+from specguard.rules.features import FX263_cpu_torch_compile_with_speculation as FX263
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
          FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
          FX093.RULE, FX110.RULE, FX111.RULE, FX140.RULE,
          FX185.RULE, FX186.RULE, FX187.RULE, FX188.RULE, FX189.RULE, FX193.RULE,
          FX200.RULE,
-         FX211.RULE)
+         FX211.RULE,
+         FX262.RULE,
+         FX263.RULE)

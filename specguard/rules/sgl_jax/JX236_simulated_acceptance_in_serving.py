@@ -15,6 +15,8 @@ from specguard.rules.sgl_jax._jax import (
 )
 from specguard.sglang_facts.sgl_jax import SIMULATED_ACCEPTANCE_CHECKED
 
+# sgl-jax says (d8b61193 to cddbf6f1 speculative/spec_utils.py:34-40): "Invalid SIMULATE_ACC_METHOD 'x'; expected
+# 'match-expected' or 'multinomial'." and "Invalid SIMULATE_ACC_TOKEN_MODE 'x'; expected ...".
 LENGTH = "SIMULATE_ACC_LEN"
 METHOD = "SIMULATE_ACC_METHOD"
 TOKEN_MODE = "SIMULATE_ACC_TOKEN_MODE"

@@ -28,6 +28,11 @@ from specguard.rules.spec_params._shared import (
 # how attention DP is read) raises a ValueError for each of these. LoRA serving (PL005), rejection
 # sampling (SP009) and --pp-size (PL002) are refused there too, and reported by those rules.
 LORA_PATH = "--uno-lora-path"
+# SGLang says: "UNO does not support --enable-deterministic-inference because its sampling path does not
+# use per-request seeds." and "UNO does not support --enable-strict-thinking because it requires grammar
+# decoding." (0.5.20 speculative_hook.py:358-367).
+# and: "UNO requires --speculative-num-draft-tokens to be a positive integer denoting the linear width or
+# tree verify width Q." and "UNO requires --speculative-eagle-topk to be at least 1, got 0." (:371-388).
 SWITCHES_REFUSED = (
     (
         "--enable-deterministic-inference",

@@ -17,6 +17,8 @@ from specguard.rules.base import (
 from specguard.rules.spec_params.SP171_dspark_launch_refused import DSPARK_LAUNCH
 from specguard.sglang_facts.changes import Change
 
+# SGLang says (0.5.16 speculative/dspark_components/dspark_planner.py:202-208):
+# "DSpark ragged-verify mode 'compact' requires SGLANG_PREP_IN_CUDA_GRAPH=1 (the captured-graph prepare path)."
 RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 PREP = "SGLANG_PREP_IN_CUDA_GRAPH"
 # speculative/ragged_verify.py:13-16 RaggedVerifyMode, compared as typed (an EnvStr, not lower-cased).

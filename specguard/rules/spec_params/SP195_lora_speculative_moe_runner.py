@@ -15,6 +15,8 @@ from specguard.rules.base import (
 )
 from specguard.rules.examples import LLAMA31_8B_EAGLE3
 
+# SGLang says (0.5.23 arg_groups/lora_hook.py:192-196):
+# "--speculative-moe-runner-backend lora_triton is not supported: the LoRA MoE runner serves adapter traffic on the target model".
 RUNNER = "--speculative-moe-runner-backend"
 
 

@@ -29,6 +29,9 @@ from specguard.rules.spec_params import SP195_lora_speculative_moe_runner as SP1
 from specguard.rules.spec_params import (
     SP196_dp_spec_prefill_coordination_algorithm as SP196,
 )
+from specguard.rules.spec_params import (
+    SP264_auto_spec_params_choice_fails as SP264,
+)
 
 RULES = (
     SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,
@@ -36,4 +39,5 @@ RULES = (
     SP060.RULE, SP080.RULE,
     SP170.RULE, SP171.RULE, SP175.RULE,
     SP194.RULE, SP195.RULE, SP196.RULE,
+    SP264.RULE,
 )
