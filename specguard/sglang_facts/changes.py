@@ -122,6 +122,7 @@ FORCED_MULTI_LAYER_EAGLE: dict[str, Change] = {
 # function verifies for both spec paths (0.5.14 speculative/eagle_utils.py:437); before, the v1 path
 # went greedy wherever the tree-sampling kernel was missing, which no launch shows.
 GREEDY_VERIFY_ONE_PATH = Change("0.5.14", "0.5.14 speculative/eagle_utils.py:437 `is_all_greedy or _is_npu or _is_hip`")
+XPU_TREE_KERNELS = Change("0.5.15", "0.5.15 speculative/eagle_utils.py:231,393 and eagle_worker_v2.py:406,436: XPU Triton tree kernels and graph runners (AB251)")
 GREEDY_VERIFY_XPU = Change("0.5.15", "0.5.15 speculative/eagle_utils.py:620 adds _is_xpu")
 GREEDY_VERIFY_CPU = Change("0.5.16", "0.5.16 speculative/eagle_utils.py:650 adds _is_cpu")
 NPU_SAMPLED_VERIFY = Change("0.5.20", "0.5.20 speculative/eagle_utils.py:784 drops _is_npu (0.5.19 :744 had it)")

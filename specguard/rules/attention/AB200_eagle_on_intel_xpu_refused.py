@@ -8,6 +8,7 @@ from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import XPU_TREE_KERNELS
 
 # The draft worker's DraftBackendFactory builds a multi-step decode backend and a draft-extend
 # backend from two maps of names and raises ValueError for a name missing from them
@@ -38,13 +39,20 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or BACKEND not in _looked_up(ctx):
         return
     typed = [flag for flag in TYPED if (item := ctx.spec.item(flag)) is not None and item.values and item.values[-1] == BACKEND]
+    # Before the XPU tree kernels, EAGLE on XPU fails with any draft backend (AB251): triton is no way out there.
+    other_backend = (
+        f"give the draft another backend with {ctx.flag('--speculative-draft-attention-backend')} triton, or drop "
+        f"{ctx.flag('--speculative-algorithm')}"
+        if XPU_TREE_KERNELS.present_in(ctx.version)
+        else f"drop {ctx.flag('--speculative-algorithm')} (before {XPU_TREE_KERNELS.first_release} EAGLE on XPU fails "
+        "with any draft backend: the tree kernels are CUDA/ROCm-only)"
+    )
     yield RULE.finding(
         f"{', '.join(ctx.flag(f) for f in typed)} {BACKEND} with {ctx.algorithm}: SGLang {ctx.env.sglang_version}'s "
         f"draft worker has no {BACKEND} draft backend, so it raises ValueError 'EAGLE is not supported in (decode) "
         f"attention backend {BACKEND}' while the server starts, after the target has loaded (on an XPU without "
-        f"XMX SGLang swaps {BACKEND} for triton first and the launch starts). SGLang 0.5.20 adds the XPU draft "
-        f"backends; on this release give the draft another backend with "
-        f"{ctx.flag('--speculative-draft-attention-backend')} triton, or drop {ctx.flag('--speculative-algorithm')}",
+        f"XMX SGLang swaps {BACKEND} for triton first). SGLang 0.5.20 adds the XPU draft backends; on this release "
+        f"{other_backend}",
         flags=(*typed, "--speculative-algorithm"),
     )
 
@@ -75,8 +83,8 @@ RULE = Rule(
         "(0.5.19 `layers/attention/xpu_backend.py:123-126`). 0.5.20 adds intel_xpu to both maps "
         "(`draft_utils.py:100, 131, 290-295, 488-493`) and drops the assert. SGLang replaces intel_xpu with "
         "triton on an XPU without XMX (0.5.19 `arg_groups/overrides.py:1329-1337`), where the launch starts.",
-        fix="Give the draft another backend (`--speculative-draft-attention-backend triton`), upgrade to 0.5.20, "
-        "or serve without speculative decoding.",
+        fix="Give the draft another backend (`--speculative-draft-attention-backend triton`, from 0.5.15, where "
+        "SGLang has XPU tree kernels: AB251), upgrade to 0.5.20, or serve without speculative decoding.",
         fix_safety="No automatic fix: which backend the draft should run is the user's choice.",
     ),
     bad=Example(argv=XPU_EAGLE3, sglang_version="0.5.19"),
