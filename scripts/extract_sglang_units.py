@@ -543,11 +543,21 @@ def server_arg_names() -> frozenset[str]:
     return frozenset(name.lstrip("-").replace("-", "_") for name in data["flags"] if name.startswith("--") and len(name) > 6)
 
 
+class _CacheUnpickler(pickle.Unpickler):
+    """Reads the cache whether this module ran as ``__main__`` (the script) or was imported (by
+    ledger_review.py, the tests): the pickled classes are this module's either way."""
+
+    def find_class(self, module: str, name: str) -> object:
+        if module in ("__main__", __name__):
+            return globals()[name]
+        return super().find_class(module, name)
+
+
 def read_release(version: str, wheel: Path, cache: Path) -> Release:
     cached = cache / f"{version}.v{EXTRACTOR_VERSION}.pickle"
     if cached.exists():
         with cached.open("rb") as handle:
-            return pickle.load(handle)  # our own cache, written below
+            return _CacheUnpickler(handle).load()  # our own cache, written below
     with zipfile.ZipFile(wheel) as archive:
         sources = {n[len("sglang/") :]: archive.read(n).decode("utf-8", "replace") for n in archive.namelist() if n.startswith("sglang/srt/") and n.endswith(".py")}
     release = read_sources(version, sources, server_arg_names())

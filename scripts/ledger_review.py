@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-import pickle
 import re
 import sys
 import tempfile
@@ -70,18 +69,7 @@ def todo(document: dict, kind: str | None, limit: int | None) -> list[str]:
     return [*lines, f"{len(rows)} unreviewed" + (f" {kind} units" if kind else " units")]
 
 
-class _CacheUnpickler(pickle.Unpickler):
-    """The extractor's cache, written when it ran as ``__main__``: its classes live in the module."""
-
-    def find_class(self, module: str, name: str) -> object:
-        return getattr(extractor, name) if module in ("__main__", "extract_sglang_units") else super().find_class(module, name)
-
-
 def _release(version: str, wheels: Path) -> extractor.Release:
-    cached = wheels / "units-cache" / f"{version}.v{extractor.EXTRACTOR_VERSION}.pickle"
-    if cached.exists():
-        with cached.open("rb") as handle:
-            return _CacheUnpickler(handle).load()  # the extractor's own cache
     return extractor.read_release(version, extractor.download(version, wheels), wheels / "units-cache")
 
 
