@@ -111,7 +111,8 @@ def release_of_fields(names: Iterable[str]) -> str | None:
     has exactly these fields (a whole repr), else the newest that has every one of them (a part of
     one); None where no release has them all."""
     logged = frozenset(names)
-    sets = _field_sets()
-    exact = [index for index, fields in enumerate(sets) if fields == logged]
-    holding = exact or [index for index, fields in enumerate(sets) if logged <= fields]
+    exact = releases_with_fields(logged)
+    if exact:
+        return exact[-1]
+    holding = [index for index, fields in enumerate(_field_sets()) if logged <= fields]
     return _data().releases[holding[-1]] if holding else None

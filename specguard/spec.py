@@ -44,6 +44,12 @@ class LaunchSpec(Record):
     def has(self, dest_or_flag: str) -> bool:
         return self.item(dest_or_flag) is not None
 
+    def last_value(self, dest_or_flag: str) -> str | None:
+        """The last value written for a flag, as typed (modeled or not, unconverted); None when the
+        flag is absent or was given with no value."""
+        item = self.item(dest_or_flag)
+        return item.values[-1] if item is not None and item.values else None
+
     def get(self, dest: str) -> Any:
         """The typed value of a modeled flag, or None when it is not set or its value is refused
         (switches: False)."""

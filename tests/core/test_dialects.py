@@ -36,6 +36,15 @@ def test_last_occurrence_wins_like_argparse() -> None:
     assert spec.get("context_length") == 2048
 
 
+
+def test_last_value_is_the_last_word_written_for_a_flag_modeled_or_not() -> None:
+    spec = parse(["--model", "m", "--moe-a2a-backend", "deepep", "--moe-a2a-backend", "deepep_v2",
+                  "--cuda-graph-bs", "1", "2", "4", "--trust-remote-code"])
+    assert spec.last_value("--moe-a2a-backend") == "deepep_v2"  # not a modeled flag
+    assert spec.last_value("--cuda-graph-bs") == "4"
+    assert spec.last_value("--trust-remote-code") is None  # a switch carries no value
+    assert spec.last_value("--disaggregation-mode") is None  # absent
+
 def test_slime_dialect_is_detected_and_maps_slime_fields() -> None:
     argv = ["--hf-checkpoint", "/root/Llama", "--rollout-num-gpus-per-engine", "1", "--sglang-speculative-algorithm", "EAGLE3",
             "--sglang-speculative-num-steps", "5", "--fp16", "--rollout-max-response-len", "1024"]

@@ -28,8 +28,7 @@ def _looked_up(ctx: CheckContext) -> tuple[str | None, str | None]:
     attention = ctx.spec.get("attention_backend")
     draft = ctx.spec.get("speculative_draft_attention_backend")
     decode = draft or ctx.spec.get("decode_attention_backend") or attention
-    mode = ctx.spec.item("--speculative-attention-mode")
-    extend_phase = decode if mode is not None and mode.values and mode.values[-1] == "decode" else (
+    extend_phase = decode if ctx.spec.last_value("--speculative-attention-mode") == "decode" else (
         ctx.spec.get("prefill_attention_backend") or attention)
     steps = ctx.spec.get("speculative_num_steps")
     return (decode if steps is None or steps > 1 else None), draft or extend_phase
@@ -38,7 +37,7 @@ def _looked_up(ctx: CheckContext) -> tuple[str | None, str | None]:
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or BACKEND not in _looked_up(ctx):
         return
-    typed = [flag for flag in TYPED if (item := ctx.spec.item(flag)) is not None and item.values and item.values[-1] == BACKEND]
+    typed = [flag for flag in TYPED if ctx.spec.last_value(flag) == BACKEND]
     # Before the XPU tree kernels, EAGLE on XPU fails with any draft backend (AB251): triton is no way out there.
     other_backend = (
         f"give the draft another backend with {ctx.flag('--speculative-draft-attention-backend')} triton, or drop "

@@ -23,11 +23,6 @@ MINICPM_ARCHITECTURES = frozenset({"MiniCPMForCausalLM", "MiniCPMSALAForCausalLM
 FORCE_DENSE = "SGLANG_MINICPM_FORCE_DENSE"
 
 
-def _last(ctx: CheckContext, flag: str) -> str | None:
-    item = ctx.spec.item(flag)
-    return item.values[-1] if item is not None and item.values else None
-
-
 def _verify_backend_flag(ctx: CheckContext) -> tuple[str, str] | None:
     """The flag that names the backend target verify runs on, and that backend, when written.
 
@@ -37,11 +32,11 @@ def _verify_backend_flag(ctx: CheckContext) -> tuple[str, str] | None:
     """
     side = (
         "--decode-attention-backend"
-        if _last(ctx, "--speculative-attention-mode") == "decode"
+        if ctx.spec.last_value("--speculative-attention-mode") == "decode"
         else "--prefill-attention-backend"
     )
     for flag in (side, "--attention-backend"):
-        if (backend := _last(ctx, flag)) is not None:
+        if (backend := ctx.spec.last_value(flag)) is not None:
             return flag, backend
     return None
 

@@ -13,7 +13,7 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
-from specguard.rules.spec_params.SP171_dspark_launch_refused import DSPARK_LAUNCH
+from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
 
 DRAFT_PATH = "--speculative-draft-model-path"
 TARGET = {"architectures": ("DeepseekV4ForCausalLM",), "dspark_draft_bundled": False}
@@ -54,8 +54,8 @@ RULE = Rule(
         fix="Pass the DSpark draft checkpoint with `--speculative-draft-model-path`.",
         fix_safety="No automatic fix: the draft checkpoint is the user's to name.",
     ),
-    bad=Example(argv=DSPARK_LAUNCH[:4], target=TARGET, sglang_version="0.5.16"),
-    good=Example(argv=DSPARK_LAUNCH, target=TARGET, sglang_version="0.5.16"),
+    bad=Example(argv=DEEPSEEK_V4_FLASH_DSPARK[:4], target=TARGET, sglang_version="0.5.16"),
+    good=Example(argv=DEEPSEEK_V4_FLASH_DSPARK, target=TARGET, sglang_version="0.5.16"),
     sources=(
         "sglang 0.5.15.post1: python/sglang/srt/speculative/spec_info.py:28-41 (no DSPARK algorithm)",
         "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:268-273, 308-321",

@@ -17,8 +17,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
-from specguard.rules.examples import LLAMA31_8B_EAGLE3
-from specguard.rules.spec_params.SP171_dspark_launch_refused import DSPARK_LAUNCH
+from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK, LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import (
     EAGLE_WORKER_ALGORITHMS,
     UNIFIED_MEMORY_ALGORITHMS,
@@ -142,7 +141,7 @@ RULE = Rule(
     ),
     bad=Example(argv=(*LLAMA31_8B_EAGLE3, UNIFIED), sglang_version="0.5.18"),
     good=Example(
-        argv=(*DSPARK_LAUNCH, "--attention-backend", "triton", UNIFIED),
+        argv=(*DEEPSEEK_V4_FLASH_DSPARK, "--attention-backend", "triton", UNIFIED),
         sglang_version="0.5.18",
     ),
     sources=(

@@ -44,11 +44,6 @@ DEEPSEEK_V3_NEXTN_DEEPEP_V2 = (
 )
 
 
-def _last(ctx: CheckContext, flag: str) -> str | None:
-    item = ctx.spec.item(flag)
-    return item.values[-1] if item is not None and item.values else None
-
-
 def _capacity(ctx: CheckContext) -> int | None:
     value = ctx.spec.env_value(VAR)
     if value is None:
@@ -81,13 +76,13 @@ def decode_graph_requests_per_rank(ctx: CheckContext) -> int | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm is None or _last(ctx, "--moe-a2a-backend") != "deepep_v2":
+    if ctx.algorithm is None or ctx.spec.last_value("--moe-a2a-backend") != "deepep_v2":
         return
     # No decode graph on a PD prefill node or with CUDA graphs off; adaptive sizes its verify
     # graphs by the largest candidate, which the resolution does not give.
     if (
         ctx.spec.get("disable_cuda_graph")
-        or _last(ctx, "--disaggregation-mode") == "prefill"
+        or ctx.spec.last_value("--disaggregation-mode") == "prefill"
     ):
         return
     if ctx.spec.has("--speculative-adaptive"):

@@ -47,11 +47,6 @@ DEEPSEEK_V3_NEXTN_FLASHINFER_A2A = (
 )
 
 
-def _last(ctx: CheckContext, flag: str) -> str | None:
-    item = ctx.spec.item(flag)
-    return item.values[-1] if item is not None and item.values else None
-
-
 def workspace_tokens(ctx: CheckContext) -> int | None:
     """The per-rank workspace SGLang sizes (flashinfer_a2a_max_dispatch_tokens_per_rank): the variable,
     else max(prefill buffer, 4096). None when that cannot be known here."""
@@ -75,11 +70,11 @@ def workspace_tokens(ctx: CheckContext) -> int | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm is None or _last(ctx, "--moe-a2a-backend") != "flashinfer":
+    if ctx.algorithm is None or ctx.spec.last_value("--moe-a2a-backend") != "flashinfer":
         return
     if (
         ctx.spec.get("disable_cuda_graph")
-        or _last(ctx, "--disaggregation-mode") == "prefill"
+        or ctx.spec.last_value("--disaggregation-mode") == "prefill"
     ):
         return
     if ctx.spec.has(

@@ -59,11 +59,6 @@ QWEN3_MOE_DFLASH_MEGAMOE = (
 )
 
 
-def _last(ctx: CheckContext, flag: str) -> str | None:
-    item = ctx.spec.item(flag)
-    return item.values[-1] if item is not None and item.values else None
-
-
 def _ceil_align(value: int, step: int) -> int:
     return -(-value // step) * step
 
@@ -85,19 +80,19 @@ def decode_tokens_per_rank(ctx: CheckContext) -> tuple[int, int] | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm is None or _last(ctx, "--moe-a2a-backend") != "megamoe":
+    if ctx.algorithm is None or ctx.spec.last_value("--moe-a2a-backend") != "megamoe":
         return
     # ROCm skips the check (mega_moe_hook.py:105-106); an unknown GPU leaves the platform unknown.
     if (
         ctx.env.gpu is None
         or ctx.env.gpu.platform != "cuda"
-        or _last(ctx, "--disaggregation-mode") == "prefill"
+        or ctx.spec.last_value("--disaggregation-mode") == "prefill"
     ):
         return
     arch = ctx.target.architecture if ctx.target is not None else None
     if (
         arch not in NO_FALLBACK_ARCHITECTURES
-        and _last(ctx, "--quantization") not in NVFP4_QUANTIZATION
+        and ctx.spec.last_value("--quantization") not in NVFP4_QUANTIZATION
     ):
         return
     value = ctx.spec.env_value(VAR)

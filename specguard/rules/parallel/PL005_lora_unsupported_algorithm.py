@@ -80,7 +80,7 @@ def _unsupported_with_speculative_lora(ctx: CheckContext) -> Iterator[Finding]:
             flags=("--speculative-algorithm",),
             fix=fix_of(f"unset {RAGGED}", Applicability.UNSAFE, Edit(target="env", name=RAGGED, value=None)),
         )
-    runners = tuple(f for f in MOE_RUNNER_FLAGS if _last(ctx, f) == TRTLLM_RUNNER)
+    runners = tuple(f for f in MOE_RUNNER_FLAGS if ctx.spec.last_value(f) == TRTLLM_RUNNER)
     if runners:
         yield RULE.finding(
             f"LoRA with {ctx.algorithm} does not support the {TRTLLM_RUNNER} MoE runner "
@@ -96,11 +96,6 @@ def _unsupported_with_speculative_lora(ctx: CheckContext) -> Iterator[Finding]:
             flags=("--speculative-algorithm",),
             fix=fix_of(f"unset {PLAN_STREAM}", Applicability.UNSAFE, Edit(target="env", name=PLAN_STREAM, value=None)),
         )
-
-
-def _last(ctx: CheckContext, flag: str) -> str | None:
-    item = ctx.spec.item(flag)
-    return item.values[-1] if item is not None and item.values else None
 
 
 RULE = Rule(

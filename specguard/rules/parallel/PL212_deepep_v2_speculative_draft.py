@@ -29,22 +29,17 @@ DEEPSEEK_V3_NEXTN = (
 )
 
 
-def _last(ctx: CheckContext, flag: str) -> str | None:
-    item = ctx.spec.item(flag)
-    return item.values[-1] if item is not None and item.values else None
-
-
 def check(ctx: CheckContext) -> Iterator[Finding]:
     # NGRAM has no draft model, so the target's backend is not inherited there; a draft backend
     # written explicitly is checked for every algorithm (0.5.19 moe_hook.py:362-376).
     if ctx.algorithm is None:
         return
-    draft = _last(ctx, DRAFT_A2A)
+    draft = ctx.spec.last_value(DRAFT_A2A)
     backend: str | None
     if draft is not None:
         flag, backend = DRAFT_A2A, draft
     elif ctx.algorithm != "NGRAM":
-        flag, backend = TARGET_A2A, _last(ctx, TARGET_A2A)
+        flag, backend = TARGET_A2A, ctx.spec.last_value(TARGET_A2A)
     else:
         return
     if backend != DEEPEP_V2:

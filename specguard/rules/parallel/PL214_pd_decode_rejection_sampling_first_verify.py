@@ -24,16 +24,12 @@ from specguard.sglang_facts.changes import HIP_REJECTION_SAMPLED_VERIFY
 
 REJECTION = "--speculative-use-rejection-sampling"
 MODE = "--disaggregation-mode"
-# The algorithms whose PD decode node rebuilds its draft input in build_eagle_disagg_draft_input
-# and drafts with the EAGLE v2 workers (0.5.21 speculative/spec_info.py:341-350): the EAGLE heads.
-EAGLE_WORKER_ALGORITHMS = EAGLE_HEAD_ALGORITHMS
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS:
-        return
-    item = ctx.spec.item(MODE)
-    if item is None or not item.values or item.values[-1] != "decode":
+    # The EAGLE heads: their PD decode node rebuilds its draft input in build_eagle_disagg_draft_input
+    # and drafts with the EAGLE v2 workers (0.5.21 speculative/spec_info.py:341-350).
+    if ctx.algorithm not in EAGLE_HEAD_ALGORITHMS or ctx.spec.last_value(MODE) != "decode":
         return
     typed = bool(ctx.spec.get("speculative_use_rejection_sampling"))
     # 0.5.21 turns rejection sampling on by itself for EAGLE chains on ROCm (AB201's reading).

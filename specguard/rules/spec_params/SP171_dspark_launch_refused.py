@@ -17,6 +17,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
 from specguard.rules.spec_params._shared import device, int_flag
 from specguard.sglang_facts.changes import Change, as_of
 
@@ -87,15 +88,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-DSPARK_LAUNCH = (
-    "--model-path",
-    "deepseek-ai/DeepSeek-V4-Flash",
-    "--speculative-algorithm",
-    "DSPARK",
-    "--speculative-draft-model-path",
-    "/ckpt/dspark-draft",
-)
-
 RULE = Rule(
     dialects=SGLANG_DIALECTS,  # sgl-jax has no DSPARK (JX007)
     check=check,
@@ -123,10 +115,10 @@ RULE = Rule(
         "dropping the block size changes gamma.",
     ),
     bad=Example(
-        argv=(*DSPARK_LAUNCH, BLOCK, "7", TOKENS, "7"), sglang_version="0.5.16"
+        argv=(*DEEPSEEK_V4_FLASH_DSPARK, BLOCK, "7", TOKENS, "7"), sglang_version="0.5.16"
     ),
     good=Example(
-        argv=(*DSPARK_LAUNCH, BLOCK, "7", TOKENS, "8"), sglang_version="0.5.16"
+        argv=(*DEEPSEEK_V4_FLASH_DSPARK, BLOCK, "7", TOKENS, "8"), sglang_version="0.5.16"
     ),
     sources=(
         "sglang 0.5.15.post1: python/sglang/srt/speculative/spec_info.py:28-41 (no DSPARK algorithm, no _handle_dspark)",

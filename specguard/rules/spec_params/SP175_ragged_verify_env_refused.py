@@ -14,7 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
-from specguard.rules.spec_params.SP171_dspark_launch_refused import DSPARK_LAUNCH
+from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
 from specguard.sglang_facts.changes import Change
 
 # SGLang says (0.5.16 speculative/dspark_components/dspark_planner.py:202-208):
@@ -95,9 +95,9 @@ RULE = Rule(
         fix_safety="Unsafe: the verify schedule changes.",
     ),
     bad=Example(
-        argv=DSPARK_LAUNCH, env={RAGGED: "compact", PREP: "0"}, sglang_version="0.5.16"
+        argv=DEEPSEEK_V4_FLASH_DSPARK, env={RAGGED: "compact", PREP: "0"}, sglang_version="0.5.16"
     ),
-    good=Example(argv=DSPARK_LAUNCH, env={RAGGED: "compact"}, sglang_version="0.5.16"),
+    good=Example(argv=DEEPSEEK_V4_FLASH_DSPARK, env={RAGGED: "compact"}, sglang_version="0.5.16"),
     sources=(
         "sglang 0.5.15.post1: python/sglang/srt/environ.py (no SGLANG_RAGGED_VERIFY_MODE; no speculative/ragged_verify.py)",
         "sglang 0.5.16: python/sglang/srt/speculative/ragged_verify.py:13-27",
