@@ -52,7 +52,7 @@ def _speculative_values(
     adaptive, off_reason = adaptive_decision(spec, algorithm, spec.get("speculative_eagle_topk"), env)
     if adaptive is not None:
         values.update(adaptive=adaptive, adaptive_off_reason=off_reason)
-    steps, topk, draft_tokens = speculative_params(spec, algorithm, target, draft, adaptive is True, set_by)
+    steps, topk, draft_tokens = speculative_params(spec, algorithm, target, draft, adaptive is True, set_by, env.version)
     values.update(num_steps=steps, eagle_topk=topk, num_draft_tokens=draft_tokens)
     values["max_running_requests"] = max_running_requests(spec, algorithm, set_by)
     return values

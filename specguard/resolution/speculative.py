@@ -5,6 +5,8 @@ Each step records in ``set_by`` the values it changed and why, in SGLang's order
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from specguard.dialects import _spelling
 from specguard.models import Environment, ModelFacts
 from specguard.resolution.common import (
@@ -12,20 +14,20 @@ from specguard.resolution.common import (
 )
 from specguard.resolution.overlap import overlap_forced_off
 from specguard.resolution.parallel import attention_dp_size
+from specguard.serverargs_defaults import defaults_at
 from specguard.sglang_facts.algorithms import (
     ADAPTIVE_ALGORITHMS,
     EAGLE_WORKER_SPELLINGS,
 )
-from specguard.sglang_facts.changes import ADAPTIVE_WITH_OVERLAP
+from specguard.sglang_facts.changes import ADAPTIVE_WITH_OVERLAP, AUTO_SPEC_PARAMS
 from specguard.sglang_facts.defaults import (
     ADAPTIVE_DEFAULT_STEPS,
-    AUTO_PARAMS_BY_ARCHITECTURE,
-    AUTO_PARAMS_DEFAULT,
     DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC,
     DFLASH_DEFAULT_BLOCK_SIZE,
     NGRAM_DEFAULT_DRAFT_TOKENS,
     NGRAM_DEFAULT_MAX_BFS_BREADTH,
     SpecParams,
+    auto_params_at,
 )
 from specguard.spec import LaunchSpec
 
@@ -54,13 +56,18 @@ Params = tuple[int | None, int | None, int | None]
 _PARAM_FIELDS = ("num_steps", "eagle_topk", "num_draft_tokens")
 
 
-def auto_params(algorithm: str, target: ModelFacts | None) -> SpecParams | None:
-    """P14. None when the target's architecture is unknown (SGLang would read it from the config)."""
-    if algorithm == "STANDALONE":
-        return AUTO_PARAMS_DEFAULT
-    if target is None or target.architecture is None:
-        return None
-    return AUTO_PARAMS_BY_ARCHITECTURE.get(target.architecture, AUTO_PARAMS_DEFAULT)
+def auto_params(algorithm: str, target: ModelFacts | None, version: Version) -> SpecParams | None:
+    """P14. None when the target's architecture is unknown (SGLang would read it from the config)
+    or the release chooses nothing (see ``field_default_params``)."""
+    return auto_params_at(version, algorithm, target.architecture if target is not None else None)
+
+
+def field_default_params(version: Version) -> Params:
+    """Before SGLang chose the parameters (0.4.4.post4) an unset one took its ServerArgs field
+    default: (5, 8, 64) in 0.4.1.post5-0.4.3.post4, (5, 4, 8) in 0.4.4-0.4.4.post2."""
+    fields = defaults_at(str(version)) or {}
+    values = tuple(fields.get(f"speculative_{name}") for name in _PARAM_FIELDS)
+    return tuple(value.value if value is not None and value.is_literal else None for value in values)  # type: ignore[return-value]
 
 
 def draft_model_path(spec: LaunchSpec, algorithm: str | None, target: ModelFacts | None, set_by: dict[str, str]) -> str | None:
@@ -110,6 +117,7 @@ def speculative_params(
     draft: ModelFacts | None,
     adaptive: bool,
     set_by: dict[str, str],
+    version: Version,
 ) -> Params:
     """Steps, topk and draft tokens after SGLang's rewrites for the algorithm."""
     typed: Params = (
@@ -120,7 +128,7 @@ def speculative_params(
     if adaptive:
         return _adaptive_params(typed, set_by)
     if algorithm in EAGLE_WORKER_SPELLINGS:
-        return _eagle_params(typed, algorithm, target, set_by)
+        return _eagle_params(typed, algorithm, target, version, set_by)
     if algorithm == "NGRAM":
         return _ngram_params(spec, typed, set_by)
     if algorithm == "DFLASH":
@@ -136,10 +144,16 @@ def _adaptive_params(typed: Params, set_by: dict[str, str]) -> Params:
     return steps, 1, steps + 1
 
 
-def _eagle_params(typed: Params, algorithm: str | None, target: ModelFacts | None, set_by: dict[str, str]) -> Params:
+def _eagle_params(typed: Params, algorithm: str | None, target: ModelFacts | None, version: Version, set_by: dict[str, str]) -> Params:
     steps, topk, draft_tokens = typed
-    if steps is None and topk is None and draft_tokens is None and algorithm is not None:
-        auto = auto_params(algorithm, target)
+    if not AUTO_SPEC_PARAMS.present_in(version):
+        defaults = field_default_params(version)
+        for field, value, default in zip(_PARAM_FIELDS, typed, defaults, strict=True):
+            if value is None and default is not None:
+                set_by[field] = f"the ServerArgs default of {version}"
+        steps, topk, draft_tokens = (default if value is None else value for value, default in zip(typed, defaults, strict=True))
+    elif steps is None and topk is None and draft_tokens is None and algorithm is not None:
+        auto = auto_params(algorithm, target, version)
         if auto is not None:
             steps, topk, draft_tokens = auto.num_steps, auto.eagle_topk, auto.num_draft_tokens
             chosen_for = "STANDALONE" if algorithm == "STANDALONE" else target.architecture if target else "?"

@@ -32,14 +32,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from packaging.version import Version
+
 from specguard.runtime.errors import RuntimeInputError
 from specguard.sglang_facts.algorithms import BY_NAME, EAGLE_HEAD_ALGORITHMS
 from specguard.sglang_facts.defaults import (
-    AUTO_PARAMS_BY_ARCHITECTURE,
-    AUTO_PARAMS_DEFAULT,
+    AUTO_PARAMS_CHAIN,
     DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC,
     NGRAM_DEFAULT_DRAFT_TOKENS,
     SpecParams,
+    auto_params_at,
 )
 from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 
@@ -539,10 +541,10 @@ def check_given_speculative(given: ServerArgs) -> None:
 
 
 def _auto_spec_params(algo: str, model_path: str) -> SpecParams:
-    """SGLang's auto (steps, topk, draft tokens): by the target's architecture, STANDALONE always the default row."""
-    if algo == "STANDALONE":
-        return AUTO_PARAMS_DEFAULT
-    return AUTO_PARAMS_BY_ARCHITECTURE.get(_target_architecture(model_path) or "", AUTO_PARAMS_DEFAULT)
+    """SGLang's auto (steps, topk, draft tokens) as the release the runtime speaks chooses them;
+    an unreadable architecture gets that release's choice for any other model (the chain)."""
+    chosen = auto_params_at(Version(SGLANG_FLAGS_VERSION), algo, _target_architecture(model_path))
+    return chosen if chosen is not None else AUTO_PARAMS_CHAIN
 
 
 def default_speculative(given: ServerArgs) -> ServerArgs:

@@ -77,6 +77,20 @@ def spec_v2_algorithms(version: Version) -> frozenset[str]:
 
 NGRAM_KEEPS_OVERLAP = Change("0.5.14", "0.5.13 arg_groups/speculative_hook.py:427-430 turns overlap off for NGRAM; 0.5.14 only mixed chunk (P37)")
 MIXED_CHUNK_PER_ALGORITHM = Change("0.5.19", "0.5.19 arg_groups/speculative_hook.py:675-684 SpeculativeAlgorithm.supports_mixed_chunk()")
+# ---- the automatic speculative parameters (auto_choose_speculative_params) ------------------------
+# With steps, topk and draft tokens all unset, SGLang picks them by the target's architectures[0]:
+# Llama and Grok-1 always (5, 4, 8); the others (5, 4, 8) until 0.5.7 except a growing list given the
+# chain (3, 1, 4), and the chain for every other architecture from 0.5.8. Before 0.4.4.post4 the three
+# are plain field defaults (the release's own ServerArgs defaults, sglang-serverargs-defaults.json).
+AUTO_SPEC_PARAMS = Change("0.4.4.post4", "0.4.4.post4 server_args.py:136-138 (None), 342-351, auto_choose_speculative_params at 1313 gives all (5, 4, 8); 0.4.4.post2 :134-136 field defaults 5, 4, 8")
+AUTO_PARAMS_DEEPSEEK_CHAIN = Change("0.4.7", "0.4.7 server_args.py:1664 auto_choose_speculative_params: DeepseekV3/DeepseekV2 get (3, 1, 4); 0.4.6.post5 gives every architecture (5, 4, 8)")
+AUTO_PARAMS_GPT_OSS_CHAIN = Change("0.5.1", "0.5.1 server_args.py:2468 adds GptOssForCausalLM to the (3, 1, 4) list")
+AUTO_PARAMS_BAILING_CHAIN = Change("0.5.3rc0", "0.5.3rc0 server_args.py:2844 adds BailingMoeForCausalLM, BailingMoeV2ForCausalLM")
+AUTO_PARAMS_DEEPSEEK_V32_CHAIN = Change("0.5.3rc2", "0.5.3rc2 server_args.py:3301 adds DeepseekV32ForCausalLM")
+AUTO_PARAMS_GLM_MISTRAL_CHAIN = Change("0.5.6.post1", "0.5.6.post1 server_args.py:4579 adds Glm4MoeForCausalLM, MistralLarge3ForCausalLM, PixtralForConditionalGeneration")
+AUTO_PARAMS_MIMO_FLASH_CHAIN = Change("0.5.7", "0.5.7 server_args.py:5151 adds MiMoV2FlashForCausalLM")
+AUTO_PARAMS_CHAIN_BY_DEFAULT = Change("0.5.8", "0.5.8 server_args.py:5425 auto_choose_speculative_params: every architecture but Llama and Grok-1 gets (3, 1, 4); 0.5.7 gives them (5, 4, 8); 0.5.23 arg_groups/speculative_hook.py:1430-1461 unchanged")
+
 # ---- adaptive speculation (--speculative-adaptive) -------------------------------------------------
 ADAPTIVE_WITH_OVERLAP = Change("0.5.12", "PR 23336; 0.5.11 speculative/adaptive_spec_params.py:38-42 'only implemented for EAGLEWorker v1'")
 ADAPTIVE_CANDIDATE_CHECK = Change(

@@ -5,7 +5,20 @@ written once. Which algorithms form which family is ``algorithms``'s table, not 
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from specguard.records import Record
+from specguard.sglang_facts.changes import (
+    AUTO_PARAMS_BAILING_CHAIN,
+    AUTO_PARAMS_CHAIN_BY_DEFAULT,
+    AUTO_PARAMS_DEEPSEEK_CHAIN,
+    AUTO_PARAMS_DEEPSEEK_V32_CHAIN,
+    AUTO_PARAMS_GLM_MISTRAL_CHAIN,
+    AUTO_PARAMS_GPT_OSS_CHAIN,
+    AUTO_PARAMS_MIMO_FLASH_CHAIN,
+    AUTO_SPEC_PARAMS,
+    Change,
+)
 
 
 class SpecParams(Record):
@@ -16,14 +29,41 @@ class SpecParams(Record):
 
 # ---- the auto speculative parameters (P14) -------------------------------------------------
 # SGLang's auto-chosen (steps, topk, draft tokens) by the target's architectures[0] when none of
-# the three is given (``auto_choose_speculative_params``, 0.5.23 speculative_hook.py:1430-1461).
-# STANDALONE always gets the default row.
-AUTO_PARAMS_DEFAULT = SpecParams(num_steps=3, eagle_topk=1, num_draft_tokens=4)
-AUTO_PARAMS_BY_ARCHITECTURE: dict[str, SpecParams] = {
-    "LlamaForCausalLM": SpecParams(num_steps=5, eagle_topk=4, num_draft_tokens=8),
-    "Grok1ForCausalLM": SpecParams(num_steps=5, eagle_topk=4, num_draft_tokens=8),
-    "Grok1VForCausalLM": SpecParams(num_steps=5, eagle_topk=4, num_draft_tokens=8),
-}
+# the three is given (``auto_choose_speculative_params``; its releases are the AUTO_* changes).
+# STANDALONE (from 0.5.2) always gets the chain.
+AUTO_PARAMS_CHAIN = SpecParams(num_steps=3, eagle_topk=1, num_draft_tokens=4)
+AUTO_PARAMS_TREE = SpecParams(num_steps=5, eagle_topk=4, num_draft_tokens=8)
+# Given the tree in every release that chooses.
+AUTO_PARAMS_TREE_ARCHITECTURES = frozenset({"LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM"})
+# Given the chain while the other architectures still got the tree (until 0.5.7), each from the
+# release whose list first named it.
+AUTO_PARAMS_CHAIN_LISTS: tuple[tuple[Change, frozenset[str]], ...] = (
+    (AUTO_PARAMS_MIMO_FLASH_CHAIN, frozenset({"MiMoV2FlashForCausalLM"})),
+    (AUTO_PARAMS_GLM_MISTRAL_CHAIN, frozenset({"Glm4MoeForCausalLM", "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration"})),
+    (AUTO_PARAMS_DEEPSEEK_V32_CHAIN, frozenset({"DeepseekV32ForCausalLM"})),
+    (AUTO_PARAMS_BAILING_CHAIN, frozenset({"BailingMoeForCausalLM", "BailingMoeV2ForCausalLM"})),
+    (AUTO_PARAMS_GPT_OSS_CHAIN, frozenset({"GptOssForCausalLM"})),
+    (AUTO_PARAMS_DEEPSEEK_CHAIN, frozenset({"DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM"})),
+)
+
+
+def auto_params_at(version: Version, algorithm: str, architecture: str | None) -> SpecParams | None:
+    """What ``version`` chooses when steps, topk and draft tokens are all unset; None before it
+    chose any (the fields' own defaults apply) or when the architecture is unknown."""
+    if not AUTO_SPEC_PARAMS.present_in(version):
+        return None
+    if algorithm == "STANDALONE":
+        return AUTO_PARAMS_CHAIN
+    if architecture is None:
+        return None
+    if architecture in AUTO_PARAMS_TREE_ARCHITECTURES:
+        return AUTO_PARAMS_TREE
+    if AUTO_PARAMS_CHAIN_BY_DEFAULT.present_in(version):
+        return AUTO_PARAMS_CHAIN
+    listed = any(architecture in names for change, names in AUTO_PARAMS_CHAIN_LISTS if change.present_in(version))
+    return AUTO_PARAMS_CHAIN if listed else AUTO_PARAMS_TREE
+
+
 # P55: adaptive speculative decoding runs a chain from the middle candidate (3 of [0, 1, 3, 5, 7]).
 ADAPTIVE_DEFAULT_STEPS = 3
 # Speculative decoding resets an unset --max-running-requests to 48 ("Max running requests is

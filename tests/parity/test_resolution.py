@@ -122,6 +122,39 @@ def test_dflash_draft_backend(extra, gpu, expected):
     assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == (1, 1, 16)
 
 
+QWEN3 = {"architectures": ("Qwen3ForCausalLM",)}
+GPT_OSS = {"architectures": ("GptOssForCausalLM",)}
+
+
+@pytest.mark.parametrize(
+    ("target", "version", "expected"),
+    [
+        # Before 0.4.4.post4 the three are the fields' own defaults, for every target.
+        (QWEN3, "0.4.2", (5, 8, 64)),
+        (DEEPSEEK, "0.4.4", (5, 4, 8)),
+        # 0.4.4.post4-0.4.6.post5: (5, 4, 8) for every architecture.
+        (DEEPSEEK, "0.4.6.post5", (5, 4, 8)),
+        (DEEPSEEK, "0.4.7", (3, 1, 4)),
+        (GPT_OSS, "0.5.0rc2", (5, 4, 8)),
+        (GPT_OSS, "0.5.1", (3, 1, 4)),
+        # An architecture no list names got the tree until 0.5.7, the chain from 0.5.8.
+        (QWEN3, "0.5.7", (5, 4, 8)),
+        (QWEN3, "0.5.8", (3, 1, 4)),
+        (LLAMA, "0.5.23", (5, 4, 8)),
+    ],
+)
+def test_auto_params_follow_the_release(target, version, expected):
+    resolution = resolve(EAGLE, target=target, version=version)
+    assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == expected
+    assert resolution.set_by["eagle_topk"]
+
+
+def test_standalone_always_gets_the_chain():
+    standalone = (*T, "--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path", "d")
+    resolution = resolve(standalone, target=LLAMA, version="0.5.2")
+    assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == (3, 1, 4)
+
+
 def test_eagle_draft_backend_is_left_as_given():
     assert resolve(EAGLE).draft_attention_backend is None
     assert resolve((*EAGLE, "--speculative-draft-attention-backend", "fa3")).draft_attention_backend == "fa3"
