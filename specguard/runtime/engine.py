@@ -372,8 +372,9 @@ class Engine:
             except Exception as exc:  # noqa: BLE001 - one request's failure must not stop the server
                 self._fail(act, exc)
             finally:
-                self._complete(act)
+                # the gauge drops before the client has its answer, which may read /metrics next
                 self._set_running(0)
+                self._complete(act)
 
     # ---- batched: every active request advances every step -------------------------------
 
@@ -390,11 +391,14 @@ class Engine:
                 continue
             self._set_running(len(active))
             self._step(active)
-            for act in [a for a in active if a.finish is not None]:
+            finished = [a for a in active if a.finish is not None]
+            for act in finished:
                 active.remove(act)
                 self._release_row(act.row)
-                self._complete(act)
+            # the gauge drops before any of them has its answer: a client may read /metrics next
             self._set_running(len(active))
+            for act in finished:
+                self._complete(act)
 
     def _admit(self, active: list[_Active], block: bool) -> bool:
         """Move waiting requests into free rows; False once stop() was called."""

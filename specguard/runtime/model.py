@@ -21,6 +21,18 @@ from torch import nn
 from specguard.runtime.config import ModelConfig, rope_inv_freq
 
 
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """RMSNorm over the last dimension, scaled by ``weight`` (``[D]``, or ``[k, D]`` for ``k``
+    norms of ``x``'s ``[..., k, D]`` slices at once, each computed as it would be alone)."""
+    if x.dtype == torch.float32:
+        if weight.dim() == 1:
+            return F.rms_norm(x, (x.shape[-1],), weight, eps)
+        return F.rms_norm(x, (x.shape[-1],), None, eps) * weight
+    # Half precision: normalise in float32 as Hugging Face does, then scale in x's dtype.
+    xf = x.float()
+    return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
 class RMSNorm(nn.Module):
     def __init__(self, dim: int, eps: float) -> None:
         super().__init__()
@@ -28,11 +40,7 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dtype == torch.float32:
-            return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
-        # Half precision: normalise in float32 as Hugging Face does, then scale in x's dtype.
-        xf = x.float()
-        return self.weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
+        return rms_norm(x, self.weight, self.eps)
 
 
 def _rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -163,7 +171,10 @@ class TokensPerRow:
         that reads it, shared by the others."""
         if group not in self._grouped:
             b, t, span = self.bias.shape
-            self._grouped[group] = self.bias.unsqueeze(1).expand(b, group, t, span).reshape(b, 1, group * t, span)
+            if t == 1:  # one token per row: its mask broadcasts over the group's rows, no copy
+                self._grouped[group] = self.bias.unsqueeze(1)
+            else:
+                self._grouped[group] = self.bias.unsqueeze(1).expand(b, group, t, span).reshape(b, 1, group * t, span)
         return self._grouped[group]
 
 
@@ -207,6 +218,29 @@ def causal_placement(rows: list[int], starts: list[int], t: int, dtype: torch.dt
     beyond = torch.arange(span, device=device) > slots.unsqueeze(2)  # [B, T, span]
     bias = torch.zeros(beyond.shape, dtype=dtype, device=device).masked_fill_(beyond, float("-inf"))
     return TokensPerRow(torch.tensor(rows, dtype=torch.long, device=device), slots, span, bias, row_range_of(rows))
+
+
+def chain_placements(
+    rows: list[int], starts: list[int], steps: int, cache: tuple[int, int], dtype: torch.dtype, device: torch.device
+) -> list[TokensPerRow]:
+    """One token per row for each of ``steps`` chain steps (a batched draft chain): step ``i``'s
+    token at slot ``starts[b] + i`` of row ``rows[b]``, seeing every slot up to its own. Built at
+    once for the whole chain, so a step builds nothing: one mask over the last step's span, and
+    the flat cache index (:meth:`TokensPerRow.cache_index`) of every step for a cache of
+    ``cache`` = (KV heads, slots per row)."""
+    n_kv, max_len = cache
+    rows_t = torch.tensor(rows, dtype=torch.long, device=device)
+    slots = torch.tensor(starts, dtype=torch.long, device=device) + torch.arange(steps, device=device).unsqueeze(1)  # [steps, B]
+    span = max(starts) + steps
+    beyond = torch.arange(span, device=device) > slots.unsqueeze(2)  # [steps, B, span]
+    bias = torch.zeros(beyond.shape, dtype=dtype, device=device).masked_fill_(beyond, float("-inf"))
+    first = (rows_t.unsqueeze(1) * n_kv + torch.arange(n_kv, device=device)) * max_len  # [B, n_kv]: slot 0 of each head
+    index = first + slots.unsqueeze(2)  # [steps, B, n_kv]
+    row_range = row_range_of(rows)
+    return [
+        TokensPerRow(rows_t, slots[i].unsqueeze(1), span, bias[i].unsqueeze(1), row_range, _index={cache: index[i].view(-1)})
+        for i in range(steps)
+    ]
 
 
 def fuse_linears(layers: list[nn.Linear]) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -264,14 +298,20 @@ class Attention(nn.Module):
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, where: Placement) -> torch.Tensor:
         """Attention for ``N`` new tokens ``x`` ``[N, D]`` placed in the cache as ``where`` says."""
-        q, k, v = self._qkv(x, cos, sin)
+        q, k, v = self.qkv(x, cos, sin)
+        return F.linear(self.attend(q, k, v, where), self.o_proj.weight)
+
+    def attend(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: Placement, keep: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Write ``k``, ``v`` to the cache as ``where`` says and attend: ``[N, n_heads * hd]``, before
+        ``o_proj``. ``keep`` (a ragged batch only): the one token per row whose output is wanted, as
+        indices into the ``B * T`` tokens; the others only write their keys and values."""
         if isinstance(where, OneRow):
-            out = self._attend_one_row(q, k, v, where)
-        elif isinstance(where, OneTokenPerRow):
-            out = self._attend_rows(q, k, v, where)
-        else:
-            out = self._attend_ragged(q, k, v, where)
-        return F.linear(out, self.o_proj.weight)
+            return self._attend_one_row(q, k, v, where)
+        if isinstance(where, OneTokenPerRow):
+            return self._attend_rows(q, k, v, where)
+        return self._attend_ragged(q, k, v, where, keep)
 
     def _attend_one_row(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: OneRow) -> torch.Tensor:
         t, hd, n_kv = q.shape[0], self.head_dim, self.n_kv
@@ -298,18 +338,24 @@ class Attention(nn.Module):
         scores.masked_fill_(beyond[:, None, None, :], float("-inf"))
         return torch.matmul(torch.softmax(scores, dim=-1), values).reshape(b, self.n_heads * hd)
 
-    def _attend_ragged(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: TokensPerRow) -> torch.Tensor:
+    def _attend_ragged(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, where: TokensPerRow, keep: torch.Tensor | None
+    ) -> torch.Tensor:
         b, t = where.slots.shape
         hd, n_kv = self.head_dim, self.n_kv
         group = self.n_heads // n_kv
         keys, values = self.cache.update_ragged(k.view(b, t, n_kv, hd), v.view(b, t, n_kv, hd), where)
+        if keep is None:
+            bias = where.grouped_bias(group)
+        else:  # one query per row, under its own row of the mask (broadcast over the group)
+            q, bias, t = q[keep], where.bias.reshape(b * t, -1)[keep].view(b, 1, 1, -1), 1
         # Query heads grouped per KV head (as _attend_one_row), the row's mask repeated per group;
         # one fused attention call (several tokens per row: the softmax is most of the cost).
         q = q.view(b, t, n_kv, group, hd).permute(0, 2, 3, 1, 4).reshape(b, n_kv, group * t, hd)
-        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=where.grouped_bias(group))  # [B, n_kv, group*T, hd]
+        out = F.scaled_dot_product_attention(q, keys, values, attn_mask=bias)  # [B, n_kv, group*T, hd]
         return out.view(b, n_kv, group, t, hd).permute(0, 3, 1, 2, 4).reshape(b * t, self.n_heads * hd)
 
-    def _qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def qkv(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """q ``[N, H, hd]``, k and v ``[N, KV, hd]`` for ``N`` tokens, rope (and q/k norms) applied."""
         n, hd, n_heads, n_kv = x.shape[0], self.head_dim, self.n_heads, self.n_kv
         if self._wqkv is not None:
