@@ -16,7 +16,7 @@ import yaml
 from tests.conftest import REPO, run_cli
 
 PRESETS = REPO / "presets"
-SOURCE_PRESET = "sglang-standalone-qwen2.5-7b-specv2"  # shipped; --fix changes its launch
+SOURCE_PRESET = "sglang-standalone-qwen2.5-7b-specv2"  # shipped; at the newest release --fix changes its launch
 
 
 def user_preset(tmp_path: Path) -> Path:
@@ -24,7 +24,10 @@ def user_preset(tmp_path: Path) -> Path:
     original = PRESETS / f"{SOURCE_PRESET}.yaml"
     folder = tmp_path / "mine"
     shutil.copytree(PRESETS, folder, ignore=shutil.ignore_patterns("*.yaml"))
-    text = "# my team's launch: keep this comment\n" + original.read_text()
+    # Without the shipped preset's release pin the copy is checked at the newest release, which ignores
+    # SGLANG_ENABLE_SPEC_V2: SP004's safe fix drops it, so --fix has something to write.
+    shipped = "".join(line for line in original.read_text().splitlines(keepends=True) if not line.startswith("sglang_version:"))
+    text = "# my team's launch: keep this comment\n" + shipped
     path = folder / "mine.yaml"
     path.write_text(text)
     return path
