@@ -84,7 +84,11 @@ MODEL_KEYS: dict[str, Kind] = {
     "qk_rope_head_dim": Kind.POSITIVE_INT,
     "qk_nope_head_dim": Kind.COUNT,
     "v_head_dim": Kind.POSITIVE_INT,
+    "index_topk": Kind.POSITIVE_INT,
+    "index_kpool": Kind.POSITIVE_INT,
     "index_share_for_mtp_iteration": Kind.BOOLEAN,
+    "use_ngram_embedding": Kind.BOOLEAN,
+    "ngram_vocab_size_ratio": Kind.POSITIVE_NUMBER,
     "rope_theta": Kind.POSITIVE_NUMBER,
     "block_size": Kind.POSITIVE_INT,
     "rope_scaling": Kind.OBJECT,
@@ -104,6 +108,12 @@ TOP_KEYS: dict[str, Kind] = {
     "dflash_config": Kind.OBJECT,
     "target_layer_ids": Kind.INT_LIST,
     "num_target_layers": Kind.POSITIVE_INT,
+    # EAGLE3 heads' norms (DM341) and a DFLASH draft's partial RoPE (DM342), read as SGLang's getattr does.
+    "fc_norm": Kind.BOOLEAN,
+    "use_aux_norm": Kind.BOOLEAN,
+    "norm_before_fc": Kind.BOOLEAN,
+    "norm_output": Kind.BOOLEAN,
+    "partial_rotary_factor": Kind.POSITIVE_NUMBER,
     "quantization_config": Kind.OBJECT,
     "auto_map": Kind.OBJECT,
 }
@@ -118,8 +128,20 @@ NESTED_KEYS: dict[str, dict[str, Kind]] = {
     "rope_scaling": _ROPE_KEYS,
     "rope_parameters": {**_ROPE_KEYS, "rope_theta": Kind.POSITIVE_NUMBER},
     # DM013 judges each id against the target's layers, negative ones included.
-    "eagle_config": {"eagle_aux_hidden_state_layer_ids": Kind.INT_LIST},
-    "dflash_config": {"block_size": Kind.POSITIVE_INT, "target_layer_ids": Kind.INT_LIST, "num_target_layers": Kind.POSITIVE_INT},
+    "eagle_config": {
+        "eagle_aux_hidden_state_layer_ids": Kind.INT_LIST,
+        "use_aux_hidden_state": Kind.BOOLEAN,
+        "norm_before_fc": Kind.BOOLEAN,
+    },
+    "dflash_config": {
+        "block_size": Kind.POSITIVE_INT,
+        "target_layer_ids": Kind.INT_LIST,
+        "num_target_layers": Kind.POSITIVE_INT,
+        "attention_sink_bias": Kind.BOOLEAN,
+        "attention_value_scale": Kind.POSITIVE_NUMBER,
+        "selector_rank": Kind.COUNT,
+        "projector_type": Kind.STRING,
+    },
     "quantization_config": {"quant_method": Kind.STRING},
 }
 

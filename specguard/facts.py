@@ -171,6 +171,8 @@ _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
     "first_k_dense_replace": (int, ("first_k_dense_replace",)),
     "n_shared_experts": (int, ("n_shared_experts",)),
     "kv_lora_rank": (int, ("kv_lora_rank",)),
+    "index_topk": (int, ("index_topk",)),
+    "index_kpool": (int, ("index_kpool",)),
     "index_share_for_mtp_iteration": (bool, ("index_share_for_mtp_iteration",)),
     "q_lora_rank": (int, ("q_lora_rank",)),
     "qk_rope_head_dim": (int, ("qk_rope_head_dim",)),
@@ -179,6 +181,8 @@ _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
     "is_causal": (bool, ("is_causal",)),
     "use_gemma_norm": (bool, ("use_gemma_norm",)),
     "hidden_act": (str, ("hidden_act",)),
+    "use_ngram_embedding": (bool, ("use_ngram_embedding",)),
+    "ngram_vocab_size_ratio": (float, ("ngram_vocab_size_ratio",)),
 }
 
 
@@ -222,9 +226,12 @@ def facts_from_config(
         rope_scaling=rope_scaling if isinstance(rope_scaling, dict) else None,
         rope_theta=_as(float, rope_theta),
         quantization=_as(str, quantization.get("quant_method") if isinstance(quantization, dict) else None),
+        moe_nvfp4_packed=_moe_nvfp4_packed(quantization),
+        sample_from_anchor=_as(bool, config.get("sample_from_anchor")),
         eagle_aux_hidden_state_layer_ids=tuple(aux) if isinstance(aux, list) and all(isinstance(i, int) for i in aux) else None,
         target_hidden_size=_as(int, config.get("target_hidden_size")),
         num_aux_hidden_states=_as(int, config.get("num_aux_hidden_states")),
+        **_draft_head_facts(config, eagle_config, dflash_config),
         block_size=_as(int, pick("block_size") if pick("block_size") is not None else dflash_config.get("block_size")),
         dflash_target_layer_ids=_int_tuple(_dflash_key(dflash_config, config, "target_layer_ids")),
         dflash_num_target_layers=_as(int, _dflash_key(dflash_config, config, "num_target_layers")),
@@ -235,9 +242,64 @@ def facts_from_config(
     )
 
 
+def _draft_head_facts(config: dict[str, Any], eagle_config: dict[str, Any], dflash_config: dict[str, Any]) -> dict[str, Any]:
+    """The EAGLE3 and DFLASH head switches SGLang reads from a draft's config.json (DM340-DM345)."""
+    return {
+        "eagle_use_aux_hidden_state": _as(bool, eagle_config.get("use_aux_hidden_state")),
+        "fc_norm": _any_true(config, "fc_norm", "use_aux_norm"),
+        "norm_before_fc": _as(bool, eagle_config.get("norm_before_fc", config.get("norm_before_fc"))),
+        "norm_output": _as(bool, config.get("norm_output")),
+        "dflash_attention_sink_bias": _as(bool, dflash_config.get("attention_sink_bias")),
+        "dflash_attention_value_scale": _as(float, dflash_config.get("attention_value_scale")),
+        "partial_rotary_factor": _as(float, config.get("partial_rotary_factor")),
+        "dflash_selector_rank": _as(int, dflash_config.get("selector_rank", 0)),
+        "dflash_projector_type": _as(str, _dflash_key(dflash_config, config, "projector_type")),
+        "dspark_use_dense_ffn": _dspark_use_dense_ffn(config),
+        "dspark_markov_rank": _dspark_markov_rank(config, ("dflash_config", "dspark_config")),
+        "dspark_markov_rank_without_dflash_config": _dspark_markov_rank(config, ("dspark_config",)),
+        "lilicorr_fields": {key: value for key, value in dflash_config.items() if key.startswith("lilicorr_")} if dflash_config else None,
+    }
+
+
+def _dspark_use_dense_ffn(config: dict[str, Any]) -> bool | None:
+    """0.5.23 configs/minimax_vl.py:63-73: the top-level dspark_* keys are copied onto the text config (the config
+    itself without one), then its dspark_config.use_dense_ffn wins over its dspark_use_dense_ffn (default False)."""
+    text = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    merged = {**text, **{key: value for key, value in config.items() if key.startswith("dspark_")}}
+    draft = merged.get("dspark_config", {})
+    if not isinstance(draft, dict):
+        return None
+    return _as(bool, draft.get("use_dense_ffn", merged.get("dspark_use_dense_ffn", False)))
+
+
+def _dspark_markov_rank(config: dict[str, Any], nested_keys: tuple[str, ...]) -> int | None:
+    """parse_dspark_draft_config's markov_rank (0.5.16 speculative/dspark_components/dspark_config.py:212-222, 0.5.23
+    :239-249), its DSpark section merged from ``nested_keys`` in order (0.5.23 :206-211 puts dflash_config first)."""
+    text = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    section: dict[str, Any] = {}
+    for key in nested_keys:
+        section.update(config[key] if isinstance(config.get(key), dict) else {})
+    raw = config["dspark_markov_rank"] if config.get("dspark_markov_rank") is not None else section.get("markov_rank", text.get("markov_rank", config.get("markov_rank", 0)))
+    return 0 if raw is None else _as(int, raw)
+
+
 def _dflash_key(dflash_config: dict[str, Any], config: dict[str, Any], key: str) -> Any:
     """SGLang's parse_dflash_draft_config: ``dflash_config[key]`` when present, else the top-level key."""
     return dflash_config[key] if key in dflash_config else config.get(key)
+
+
+def _any_true(config: dict[str, Any], *keys: str) -> bool | None:
+    """SGLang's ``getattr(config, a, None) or getattr(config, b, False)``: None when no key states a bool."""
+    stated = [value for value in (_as(bool, config.get(key)) for key in keys) if value is not None]
+    return any(stated) if stated else None
+
+
+def _moe_nvfp4_packed(quantization: Any) -> bool | None:
+    """SGLang's MiniMax-M3 test for NVFP4 packed experts (0.5.23 arg_groups/model_overrides/minimax_m3.py:18-34):
+    moe_quant_algo NVFP4 (any case) and moe_quant_format nvfp4-pack-quantized; None without a quantization_config."""
+    if not isinstance(quantization, dict):
+        return None
+    return str(quantization.get("moe_quant_algo", "")).upper() == "NVFP4" and quantization.get("moe_quant_format") == "nvfp4-pack-quantized"
 
 
 def _int_tuple(value: Any) -> tuple[int, ...] | None:

@@ -123,11 +123,22 @@ class ModelFacts(Record):
     num_nextn_predict_layers: int | None = None
     tie_word_embeddings: bool | None = None
     quantization: str | None = None
+    # quantization_config names packed NVFP4 experts (moe_quant_algo NVFP4, moe_quant_format nvfp4-pack-quantized):
+    # a MiniMax-M3.1 checkpoint that declares mxfp8 and SGLang serves as minimax_m3_nvfp4 (0.5.23; QT305).
+    moe_nvfp4_packed: bool | None = None
     eagle_aux_hidden_state_layer_ids: tuple[int, ...] | None = None
     # EAGLE3 heads: SGLang sizes fc as target_hidden_size (else hidden_size) times
     # num_aux_hidden_states (else the number of aux layer ids, else 3); llama_eagle3.py:151-167.
     target_hidden_size: int | None = None
     num_aux_hidden_states: int | None = None
+    # EAGLE3 heads' input and output norms, as SGLang reads them (DM340, DM341): eagle_config.use_aux_hidden_state
+    # (false: the head takes the target's last hidden state, no aux layers); fc_norm (fc_norm or the legacy
+    # use_aux_norm: one RMSNorm per aux chunk before fc); norm_before_fc (eagle_config, else top level: one
+    # RMSNorm over the concatenation); norm_output (the draft feeds its post-norm hidden state forward).
+    eagle_use_aux_hidden_state: bool | None = None
+    fc_norm: bool | None = None
+    norm_before_fc: bool | None = None
+    norm_output: bool | None = None
     block_size: int | None = None
     # DFLASH drafts: the target layers whose hidden states feed the draft, and the target's layer
     # count the draft declares (dflash_config.X, else top-level X; speculative/dflash_utils.py).
@@ -139,8 +150,37 @@ class ModelFacts(Record):
     is_causal: bool | None = None
     use_gemma_norm: bool | None = None
     hidden_act: str | None = None  # the MLP activation (DFLASH drafts: models/dflash.py DFlashMLP)
+    # DFLASH drafts' attention extras (DM342): dflash_config.attention_sink_bias (a per-head sink), its
+    # attention_value_scale (V scaled), and the top-level partial_rotary_factor (RoPE on part of each head).
+    dflash_attention_sink_bias: bool | None = None
+    dflash_attention_value_scale: float | None = None
+    partial_rotary_factor: float | None = None
+    # LiLiCorr DFLASH drafts (DM345): dflash_config's lilicorr_* keys as written ({} when it has none, None
+    # without a dflash_config); read raw, since parse_lilicorr_draft_config casts and refuses them itself and
+    # DM345 says what it refuses.
+    lilicorr_fields: dict[str, Any] | None = None
+    # DFlash selector drafts (DFlash2DraftModel; DM411): dflash_config.selector_rank as parse_dflash_draft_config
+    # reads it, 0 when the config.json does not set it (no dflash_config, or no such key).
+    dflash_selector_rank: int | None = None
+    # MiniMax-M3.1 DSpark drafts (DSparkMiniMaxDraftModel; DM412): dspark_config.use_dense_ffn, else dspark_use_dense_ffn,
+    # read as 0.5.23's configure_minimax_m3_dspark reads them (False when neither is set).
+    dspark_use_dense_ffn: bool | None = None
+    # DFLASH drafts' projector (DM414): dflash_config.projector_type, else the top-level one ("domino": a Domino draft).
+    dflash_projector_type: str | None = None
+    # DSpark drafts' markov_rank as parse_dspark_draft_config resolves it (0 when no key states it; DM413): the prefixed
+    # dspark_markov_rank, else dspark_config's, else the text config's or top-level markov_rank. 0.5.23 also reads
+    # dflash_config (under dspark_config), where published DSpark drafts keep it; 0.5.16-0.5.22 do not.
+    dspark_markov_rank: int | None = None
+    dspark_markov_rank_without_dflash_config: int | None = None
     # A target checkpoint that bundles its DSpark draft: any dspark_* key of DSPARK_BUNDLE_KEYS (facts.py).
     dspark_draft_bundled: bool | None = None
+    # DSpark drafts: the top-level sample_from_anchor (false: draft from the gamma non-anchor query rows), which
+    # SGLang reads from 0.5.19 (speculative/dspark_components/dspark_config.py get_dspark_sample_from_anchor; DM306).
+    sample_from_anchor: bool | None = None
+    # LongCat's n-gram embedding (PL382): SGLang's ModelConfig.use_ngram_embedding is the config's
+    # use_ngram_embedding, which LongcatFlashConfig (model_type longcat_flash) derives from ngram_vocab_size_ratio.
+    use_ngram_embedding: bool | None = None
+    ngram_vocab_size_ratio: float | None = None
     has_remote_code: bool | None = None
     # MoE and MLA shape facts, used by the memory estimate.
     num_experts: int | None = None
@@ -149,6 +189,10 @@ class ModelFacts(Record):
     first_k_dense_replace: int | None = None
     n_shared_experts: int | None = None
     kv_lora_rank: int | None = None
+    # DeepSeek sparse attention (NSA/DSA): SGLang's is_deepseek_nsa needs index_topk in config.json; index_kpool > 1
+    # pools the indexer keys (IndexerKPool, from 0.5.20).
+    index_topk: int | None = None
+    index_kpool: int | None = None
     # GLM-5.2 IndexShare: the MTP draft reuses the indexer top-k the target's draft extend seeds.
     index_share_for_mtp_iteration: bool | None = None
     q_lora_rank: int | None = None

@@ -11,6 +11,7 @@ from specguard.sglang_facts.algorithms import (
     MIXED_CHUNK_OFF_ALGORITHMS,
 )
 from specguard.sglang_facts.changes import (
+    FROZEN_KV_MTP_OVERLAP,
     MIXED_CHUNK_PER_ALGORITHM,
     NGRAM_KEEPS_OVERLAP,
     SPEC_V2_ALWAYS,
@@ -37,6 +38,8 @@ def overlap_forced_off(spec: LaunchSpec, algorithm: str | None, topk: int | None
     version = env.version
     if algorithm == "NGRAM":
         return not NGRAM_KEEPS_OVERLAP.present_in(version)
+    if algorithm == "FROZEN_KV_MTP":
+        return not FROZEN_KV_MTP_OVERLAP.present_in(version)
     if algorithm not in EAGLE_WORKER_SPELLINGS:
         return False
     return _spec_v2_off(spec, algorithm, version)

@@ -54,7 +54,7 @@ def _speculative_values(
         values.update(adaptive=adaptive, adaptive_off_reason=off_reason)
     steps, topk, draft_tokens = speculative_params(spec, algorithm, target, draft, adaptive is True, set_by, env.version)
     values.update(num_steps=steps, eagle_topk=topk, num_draft_tokens=draft_tokens)
-    values["max_running_requests"] = max_running_requests(spec, algorithm, set_by)
+    values["max_running_requests"] = max_running_requests(spec, algorithm, set_by, env.version)
     return values
 
 

@@ -19,11 +19,15 @@ from specguard.sglang_facts.algorithms import (
     ADAPTIVE_ALGORITHMS,
     EAGLE_WORKER_SPELLINGS,
 )
-from specguard.sglang_facts.changes import ADAPTIVE_WITH_OVERLAP, AUTO_SPEC_PARAMS
+from specguard.sglang_facts.changes import (
+    ADAPTIVE_WITH_OVERLAP,
+    AUTO_SPEC_PARAMS,
+    as_of,
+)
 from specguard.sglang_facts.defaults import (
     ADAPTIVE_DEFAULT_STEPS,
-    DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC,
     DFLASH_DEFAULT_BLOCK_SIZE,
+    MAX_RUNNING_REQUESTS_FOR_SPEC_BY_RELEASE,
     NGRAM_DEFAULT_DRAFT_TOKENS,
     NGRAM_DEFAULT_MAX_BFS_BREADTH,
     SpecParams,
@@ -201,9 +205,11 @@ def _dflash_params(spec: LaunchSpec, typed: Params, draft: ModelFacts | None, se
     return 1, 1, draft_tokens
 
 
-def max_running_requests(spec: LaunchSpec, algorithm: str | None, set_by: dict[str, str]) -> int | None:
+def max_running_requests(spec: LaunchSpec, algorithm: str | None, set_by: dict[str, str], version: Version) -> int | None:
     mrr = spec.get("max_running_requests")
     if mrr is None and algorithm in MAX_RUNNING_REQUESTS_RESET_ALGORITHMS:
-        set_by["max_running_requests"] = f"reset to {DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC} for speculative decoding"
-        return DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC
+        reset = as_of(MAX_RUNNING_REQUESTS_FOR_SPEC_BY_RELEASE, version, None)
+        if reset is not None:
+            set_by["max_running_requests"] = f"reset to {reset} for speculative decoding"
+        return reset
     return mrr

@@ -39,6 +39,8 @@ class Algorithm(Record, kw_only=False):
     unified_memory: bool = False
     deepseek_v4_target: bool = False
     spec_tp_sync: bool = False
+    minimax_m3_nvfp4: bool = False
+    replayssm_kda_fold: bool = False
 
 
 PROPERTY_SOURCES: dict[str, str] = {
@@ -85,6 +87,12 @@ PROPERTY_SOURCES: dict[str, str] = {
     "DFLASH from 0.5.22 (DSPARK only 0.5.18-0.5.21, none before: changes.UNIFIED_MEMORY_*)",
     "spec_tp_sync": "the workers that build SpecTpSync, which parses SGLANG_SPEC_TP_SYNC on every rank: "
     "speculative/dspark_components/dspark_worker_v2.py:179 and dflash_worker_v2.py:306 (read in 0.5.19; FX211)",
+    "minimax_m3_nvfp4": "arg_groups/model_overrides/minimax_m3.py:56-58: a MiniMax-M3 target whose quantization "
+    "resolves to minimax_m3_nvfp4 takes DSPARK or DFLASH only ('M3.1 NVFP4 only supports DSPARK or DFLASH "
+    "speculation'; new in 0.5.23, QT305)",
+    "replayssm_kda_fold": "mem_cache/kv_cache_configurator.py:1706-1717 _build_hybrid_req_pool: with "
+    "--enable-linear-replayssm-spec, DSPARK and DFLASH commit through the KDA backend fold, so a non-KDA hybrid "
+    "target is refused (from 0.5.17; HY364)",
     "deepseek_v4_target": "arg_groups/deepseek_v4_hook.py:148-158: a DeepseekV4ForCausalLM target asserts the algorithm "
     "as written (before NEXTN becomes EAGLE) is EAGLE or, from 0.5.16, DSPARK (changes.DSPARK_ON_DEEPSEEK_V4)",
 }
@@ -106,11 +114,13 @@ ALGORITHMS: tuple[Algorithm, ...] = (
     Algorithm("NGRAM", documented=True, dp_attention_refused=True, watermark=True, lora=True, max_running_requests_reset=True),
     Algorithm("DFLASH", documented=True, draft_checkpoint=True, mixed_chunk=True, dp_attention_conditional=True,
               block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True,
-              aux_hidden_capture=True, unified_memory=True, spec_tp_sync=True),
+              aux_hidden_capture=True, unified_memory=True, spec_tp_sync=True, minimax_m3_nvfp4=True,
+              replayssm_kda_fold=True),
     Algorithm("UNO", documented=False),
     Algorithm("DSPARK", documented=False, draft_checkpoint=True, mixed_chunk=True, block_verification=True, lora=True,
               max_running_requests_reset=True, aux_hidden_capture=True, dp_spec_prefill_coordination=True,
-              unified_memory=True, deepseek_v4_target=True, spec_tp_sync=True),
+              unified_memory=True, deepseek_v4_target=True, spec_tp_sync=True, minimax_m3_nvfp4=True,
+              replayssm_kda_fold=True),
     Algorithm("FROZEN_KV_MTP", documented=False, max_running_requests_reset=True),
 )
 BY_NAME: dict[str, Algorithm] = {row.name: row for row in ALGORITHMS}
@@ -154,6 +164,10 @@ DEEPSEEK_V4_TARGET_SPELLINGS: tuple[str, ...] = tuple(row.name for row in _CANON
 DP_SPEC_PREFILL_COORDINATION_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.dp_spec_prefill_coordination)
 UNIFIED_MEMORY_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.unified_memory)
 SPEC_TP_SYNC_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.spec_tp_sync)
+# In table order, for HY364's message: what commits mamba state through the KDA fold under ReplaySSM spec.
+REPLAYSSM_KDA_FOLD_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.replayssm_kda_fold)
+# In table order, for QT305's message: what a MiniMax-M3.1 NVFP4 target speculates with.
+MINIMAX_M3_NVFP4_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.minimax_m3_nvfp4)
 # A tuple, in table order: PL005 names them in its message.
 LORA_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.lora)
 

@@ -48,16 +48,19 @@ def as_of(ladder: Sequence[tuple[Change, T]], version: Version, before: T) -> T:
 
 # ---- SpecV2 (the overlap scheduler for speculative decoding) ---------------------------------------
 # The life of SGLANG_ENABLE_SPEC_V2, read in each release's wheel (sglang/srt/...):
-#   <= 0.5.4      no V2: the EAGLE family always turns the overlap scheduler off
-#   0.5.5-0.5.10  V2 behind SGLANG_ENABLE_SPEC_V2 (default off): EAGLE and EAGLE3, STANDALONE from 0.5.8
+#   <= 0.5.3.post1 no V2: the EAGLE family always turns the overlap scheduler off
+#   0.5.3.post2-0.5.4  V2 behind --enable-beta-spec (SPEC_V2_BETA_FLAG)
+#   0.5.4.post1-0.5.10 V2 behind SGLANG_ENABLE_SPEC_V2 (default off): EAGLE and EAGLE3, STANDALONE from 0.5.8
 #   0.5.11-0.5.12 default on; an explicit topk > 1 falls back to V1 (overlap off)
 #   0.5.13        V2 always; the variable only chooses overlap
 #   >= 0.5.14     the variable is gone (a warning until 0.5.20, no trace from 0.5.21)
-SPEC_V2_ENV_ADDED = Change("0.5.5", "0.5.5 environ.py:258 EnvBool(False); server_args.py:1539-1552, no topk check")
+SPEC_V2_ENV_ADDED = Change("0.5.4.post1", "0.5.4.post1 environ.py:234 EnvBool(False); server_args.py:1434-1447, no topk check (0.5.5 environ.py:258, server_args.py:1539-1552 the same; 0.5.4 has --enable-beta-spec instead)")
 SPEC_V2_TOPK_CHECKED = Change("0.5.7", "0.5.7 server_args.py:2000-2014 raises on an explicit topk > 1 (to 0.5.10)")
 SPEC_V2_STANDALONE = Change("0.5.8", "0.5.8 server_args.py:2141 adds STANDALONE to the spec-v2 branch (0.5.7 :2001 has EAGLE, EAGLE3)")
 SPEC_V2_DEFAULT_ON = Change("0.5.11", "0.5.11 environ.py:459 EnvBool(True); server_args.py:3460-3473 explicit topk > 1 falls back to V1")
 SPEC_V2_ALWAYS = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:288-293: V2 always, the env var only picks overlap; speculative/ has no eagle_worker.py (0.5.12 has it)")
+# FROZEN_KV_MTP (new in 0.5.12) turned the overlap scheduler off ("spec v2 is not supported yet") until 0.5.14.
+FROZEN_KV_MTP_OVERLAP = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:245-257 _handle_frozen_kv_mtp no longer sets disable_overlap_schedule (0.5.13 :259-262, 0.5.12 server_args.py:3716-3726 did)")
 SPEC_V2_ENV_REMOVED = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:69-75 warns 'has been removed' (to 0.5.20)")
 SPEC_V2_ENV_GONE = Change("0.5.21", "0.5.21: no SGLANG_ENABLE_SPEC_V2 anywhere under sglang/srt, 0.5.20 still warns (catalogue P36)")
 # The algorithms that reach the V2 worker while SpecV2 is opt-in or default-on, newest first. Before
@@ -91,6 +94,10 @@ AUTO_PARAMS_GLM_MISTRAL_CHAIN = Change("0.5.6.post1", "0.5.6.post1 server_args.p
 AUTO_PARAMS_MIMO_FLASH_CHAIN = Change("0.5.7", "0.5.7 server_args.py:5151 adds MiMoV2FlashForCausalLM")
 AUTO_PARAMS_CHAIN_BY_DEFAULT = Change("0.5.8", "0.5.8 server_args.py:5425 auto_choose_speculative_params: every architecture but Llama and Grok-1 gets (3, 1, 4); 0.5.7 gives them (5, 4, 8); 0.5.23 arg_groups/speculative_hook.py:1430-1461 unchanged")
 
+# An unset --max-running-requests under EAGLE: none before 0.4.3.post4, 32 until 0.4.4.post2, 48 after.
+SPEC_MAX_RUNNING_REQUESTS_SET = Change("0.4.3.post4", "0.4.3.post4 server_args.py:278-280 sets 32 for EAGLE (0.4.3.post2 sets none)")
+SPEC_MAX_RUNNING_REQUESTS_48 = Change("0.4.4.post4", "0.4.4.post4 server_args.py:329-334 sets 48 (0.4.4.post2 :309-310 32); 0.5.23 speculative_hook.py:445")
+
 # ---- adaptive speculation (--speculative-adaptive) -------------------------------------------------
 ADAPTIVE_WITH_OVERLAP = Change("0.5.12", "PR 23336; 0.5.11 speculative/adaptive_spec_params.py:38-42 'only implemented for EAGLEWorker v1'")
 ADAPTIVE_CANDIDATE_CHECK = Change(
@@ -115,6 +122,7 @@ NGRAM_TRIE_DEPTH_FLAG = Change("0.5.10", "0.5.10 server_args.py:4880 --speculati
 NGRAM_MATCH_WINDOW_FLAGS_REMOVED = Change("0.5.10", "PR 21225 matches every trie suffix; 0.5.9 server_args.py:4026-4060 has the window flags, 0.5.10 none")
 MAMBA_RADIX_STRATEGY_FLAG = Change("0.5.14", "0.5.14 server_args.py:6350-6356 --mamba-radix-cache-strategy, --mamba-scheduler-strategy a deprecated alias")
 DRAFT_QUANTIZATION_FLAG = Change("0.5.7", "sglang#14820; 0.5.7 server_args.py:432, 772-777 (absent from 0.5.6.post2)")
+DRAFT_REVISION_FLAG = Change("0.5.2", "0.5.2 server_args.py:262, 1548 --speculative-draft-model-revision; managers/tp_worker.py:85-89 (absent from 0.5.2rc2)")
 # ---- attention backends ----------------------------------------------------------------------------
 # topk > 1 with page_size > 1: the backends allowed (catalogue P21, P67).
 PAGE_TREE_FLASHINFER_ONLY = Change("0.5.2rc0", "0.5.2rc0 server_args.py:752-759 raises unless flashinfer (none in 0.5.1.post3)")
@@ -157,7 +165,7 @@ HIP_GREEDY_VERIFY_V1 = Change(
     "(0.5.0rc2 :31-40 imports tree_speculative_sampling_target_only on CUDA only, :414-461 calls it when not all greedy)",
 )
 # The V2 worker's verify called that CUDA-only kernel on HIP until it listed _is_hip.
-SPEC_V2_BETA_FLAG = Change("0.5.4", "0.5.4 server_args.py:1296-1302,2411 --enable-beta-spec runs EAGLE on the V2 worker")
+SPEC_V2_BETA_FLAG = Change("0.5.3.post2", "0.5.3.post2 server_args.py:327,1179-1189,2230 --enable-beta-spec runs EAGLE on the V2 worker (0.5.3.post1 has neither; 0.5.4 server_args.py:1296-1302,2411)")
 HIP_GREEDY_VERIFY_V2 = Change(
     "0.5.10rc0", "0.5.10rc0 speculative/eagle_info_v2.py:313 adds _is_hip to the greedy test "
     "(0.5.9 :300 `is_all_greedy or _is_npu`, the kernel imported on CUDA only at :43-49)",
@@ -175,6 +183,10 @@ NGRAM_VERIFY_VIA_EAGLE_SAMPLE = Change(
 # Algorithm-table columns that changed with a release (sglang_facts/algorithms.py holds 0.5.23's).
 DSPARK_DP_SPEC_PREFILL_COORDINATION = Change("0.5.22", "0.5.22 arg_groups/speculative_hook.py:244-251 (0.5.21: EAGLE and EAGLE3)")
 DSPARK_ON_DEEPSEEK_V4 = Change("0.5.16", "0.5.16 arg_groups/deepseek_v4_hook.py:55-63 (0.5.12-0.5.15.post1 asserted EAGLE only)")
+DSV4_ONLINE_C128_MTP_EAGLE = Change("0.5.14", "0.5.14 model_executor/pool_configurator.py:509-527 lets is_eagle() through with SGLANG_EXPERIMENTAL_ONLINE_C128_MTP=1 (0.5.12-0.5.13 :359-363/:366-370 assert no speculation)")
+DSPARK_DSV4_DRAFT_ATTN_TP_NPU_EXEMPT = Change("0.5.23", "0.5.23 speculative/dspark_components/dspark_worker_v2.py:212-222 skips the DeepSeek-V4 draft attn_tp check on NPU (0.5.22 :179-188 does not)")
+DSV41_DSPARK_PD_NIXL_AND_PREFILL_CP = Change("0.5.22", "0.5.22 arg_groups/deepseek_v4_hook.py:286-313 accepts NIXL, attention DP and interleaved prefill CP for DeepSeek-V4.1 DSpark PD (0.5.21 :234-252 mooncake, DP=1, CP=1)")
+DSPARK_PD_PREFILL_NO_DECODE_GRAPHS = Change("0.5.17", "0.5.17 speculative/dspark_components/dspark_worker_v2.py:95-98 _decode_graph_allowed is false on a PD prefill server (0.5.16 :162-167 read --disable-cuda-graph only)")
 UNIFIED_MEMORY_DSPARK = Change("0.5.18", "0.5.18 server_args.py:8312-8317 (DSPARK only; 0.5.15-0.5.17 refused every algorithm)")
 DEEPEP_V2_BUDGET_BY_ATTN_DP_SIZE = Change("0.5.22", "0.5.22 arg_groups/moe_hook.py:580-596 divides the request pool by view.attn_dp_size (before: --dp-size under --enable-dp-attention)")
 MEGA_MOE_BUDGET_POOL_CAP = Change("0.5.23", "0.5.23 arg_groups/mega_moe_hook.py:94-106 caps the decode graph bucket by the request pool per attention-DP rank (0.5.21-0.5.22 :92-98 take the max bs)")
@@ -184,6 +196,7 @@ UNIFIED_MEMORY_EAGLE_DFLASH = Change("0.5.22", "0.5.22 arg_groups/kv_cache_hook.
 MAMBA_NO_BUFFER_ROCM_FALLBACK = Change("0.5.11", "PR 22908; 0.5.11 server_args.py:2441-2456 (0.5.10 raises on every platform)")
 NGRAM_VERIFY_TRACKS_MAMBA = Change("0.5.14", "0.5.14 speculative/ngram_worker.py:334")
 MAMBA_AUTO_EXTRA_BUFFER = Change("0.5.14", "0.5.14 server_args.py:4338-4351 'auto' mamba strategy resolves to extra_buffer (triton linear attention)")
+LIGHTNING_TREE_DRAFT_REFUSED = Change("0.5.13", "0.5.13 layers/attention/linear/lightning_backend.py:44-50 raises NotImplementedError for topk > 1 (0.5.12.post1 :306-330 verified the tree as a chain)")
 # ---- features --------------------------------------------------------------------------------------
 HICACHE_DRAFT_KV_BACKED = Change("0.5.11", "sglang#21125; 0.5.11 managers/scheduler.py:441,990-1030, managers/cache_controller.py:843-852")
 TORCH_COMPILE_GRAPH_PADDING_ASSERT = Change("0.5.12", "0.5.12 server_args.py:7243 (catalogue P48)")
@@ -210,8 +223,44 @@ DECODE_RADIX_CACHE_ALGORITHMS: tuple[tuple[Change, tuple[str, ...]], ...] = (
     (Change("0.5.21", "0.5.21 arg_groups/pd_disaggregation_hook.py:97"), ("DSPARK",)),
 )
 # ---- draft models ----------------------------------------------------------------------------------
+# The DFlash selector draft classes (DFlash2DraftModel and its aliases), each from the release that registers it;
+# every one builds its candidate selector from dflash_config.selector_rank and refuses a zero rank.
+SELECTOR_DRAFT_CLASSES: dict[str, Change] = {
+    "DFlash2DraftModel": Change(
+        "0.5.19",
+        "0.5.19 models/dflash.py:1066-1075, EntryClass :1146-1151 (0.5.18 :632 lacks it)",
+    ),
+    "DFlash2BeamDraftModel": Change(
+        "0.5.23",
+        "0.5.23 models/dflash.py:1313-1314, EntryClass :1317 (0.5.22 :1250-1255 lacks it)",
+    ),
+    "MiniMaxDFlash2DraftModel": Change(
+        "0.5.23",
+        "0.5.23 models/dflash.py:1305-1306, EntryClass :1317 (0.5.22 :1250-1255 lacks it)",
+    ),
+}
+
+
+def selector_draft_class(architecture: str | None, version: Version) -> bool:
+    """Whether ``architecture`` is a DFlash selector draft class that release ``version`` registers."""
+    registered = SELECTOR_DRAFT_CLASSES.get(architecture or "")
+    return registered is not None and registered.present_in(version)
+
+
+# From 0.5.15 the STANDALONE worker (V2, the only one since 0.5.14) compares the two vocab_size values
+# once both models are loaded; 0.5.14 and earlier never compare them (DM003 says what that costs).
+STANDALONE_VOCAB_CHECKED = Change(
+    "0.5.15",
+    "0.5.15 speculative/standalone_worker_v2.py:199-202, 215-231 _validate_vocab_compatibility (0.5.14 :153-200 has none)",
+)
 DRAFT_CONTEXT_GUARD = Change("0.5.1", "PR 9388 stops stretching a short draft's context")
+# 0.5.17 dropped the draft workers' target context (spec_worker.match_target_context_length, 0.5.16
+# eagle_worker_v2.py:1044-1048): an untyped --context-length let the draft derive its own; 0.5.18 passes it again.
+DRAFT_OWN_CONTEXT = Change("0.5.17", "0.5.17 speculative/eagle_worker_v2.py (no context_length), configs/model_config.py:553-557 falls back to server_args.context_length")
+DRAFT_TARGET_CONTEXT_AGAIN = Change("0.5.18", "0.5.18 speculative/eagle_worker_v2.py:179, standalone_worker_v2.py:86, frozen_kv_mtp_worker_v2.py:149, multi_layer_eagle_worker_v2.py:167 pass the target's context_len")
 EAGLE3_AUX_COUNT_FROM_CONFIG = Change("0.5.12", "0.5.12 models/llama_eagle3.py:153-161 num_aux_hidden_states (0.5.11 :139 always hidden_size_in * 3)")
+# The EAGLE3 head of MLA targets (Kimi-K2.5): one decoder layer only, in every release that has it (DM041, DM341).
+EAGLE3_MLA_HEAD = Change("0.5.12", "0.5.12 models/kimi_k25_eagle3.py:266 Eagle3DeepseekV2ForCausalLM; :206-207 raises on num_hidden_layers != 1 (0.5.23 :243-244)")
 # The first release whose model class for these target architectures has the two hooks the
 # EAGLE worker calls on the target: ``get_embed_and_head()`` (every EAGLE/EAGLE3 draft worker,
 # unconditionally: ``speculative/eagle_worker.py:119`` in 0.4.6, :158 in 0.5.10) and
@@ -236,6 +285,8 @@ EAGLE3_AUX_COUNT_FROM_CONFIG = Change("0.5.12", "0.5.12 models/llama_eagle3.py:1
 # - Bailing MoE (``bailing_moe.py``): 0.5.0rc0 to 0.5.2 register BailingMoeForCausalLM (EntryClass :425, class
 #   :336) without get_embed_and_head; 0.5.3rc0 rebuilds it on BailingMoEForCausalLM, which has it (:816).
 #   Its EAGLE3 hook came later (EAGLE3_CAPTURE).
+# - MiniMax-M3 VL (``minimax_m3_vl.py``, MiniMaxM3SparseForConditionalGeneration): registered in 0.5.16 without
+#   either hook (0.5.16-0.5.17), both from 0.5.18 (:203-231, marking the capture layers itself).
 # Architectures not listed here are not judged.
 EAGLE_HOOKS: dict[str, Change] = {
     "Qwen2_5_VLForConditionalGeneration": Change("0.5.2", "sglang#8801; 0.5.2 models/qwen2_5_vl.py:654-657 (absent in 0.5.2rc0-rc2)"),
@@ -250,6 +301,22 @@ EAGLE_HOOKS: dict[str, Change] = {
     "Gemma4ForConditionalGeneration": Change("0.5.12", "0.5.12 models/gemma4_mm.py:950, :955 (neither in 0.5.11)"),
     "MiniMaxM2ForCausalLM": Change("0.5.5.post3", "0.5.5.post3 models/minimax_m2.py:824 get_embed_and_head (absent in 0.5.5.post2)"),
     "BailingMoeForCausalLM": Change("0.5.3rc0", "0.5.3rc0 models/bailing_moe.py:816, inherited (absent in 0.5.2 :336-425)"),
+    "Glm4ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/glm4.py:617 (absent from its first wheel, 0.4.8, to 0.5.4.post1)"),
+    "Glm4vForConditionalGeneration": Change("0.5.2", "0.5.2 models/glm4v.py:463 subclasses Qwen2_5_VLForConditionalGeneration (get_embed_and_head qwen2_5_vl.py:654; neither in 0.5.0rc1-0.5.2rc2); its own from 0.5.4.post3 glm4v.py:769"),
+    "Glm4vMoeForConditionalGeneration": Change("0.5.2", "0.5.2 models/glm4v_moe.py subclasses Glm4vForConditionalGeneration, inherited"),
+    "LlavaLlamaForCausalLM": Change("0.5.11", "0.5.11 models/llava.py:456-460 LlavaBaseForCausalLM.get_embed_and_head (absent in 0.5.10.post1)"),
+    "LlavaQwenForCausalLM": Change("0.5.11", "0.5.11 models/llava.py:456-460, inherited from LlavaBaseForCausalLM"),
+    "LlavaMistralForCausalLM": Change("0.5.11", "0.5.11 models/llava.py:456-460, inherited from LlavaBaseForCausalLM"),
+    "LlavaForConditionalGeneration": Change("0.5.11", "0.5.11 models/llava.py:456-460, inherited from LlavaBaseForCausalLM"),
+    "NemotronH_Nano_VL_V2": Change("0.5.20", "0.5.20 models/nano_nemotron_vl.py:188-189 (absent from its first wheel, 0.5.6, to 0.5.19)"),
+    "MiniMaxM3SparseForConditionalGeneration": Change("0.5.18", "0.5.18 models/minimax_m3_vl.py:203-205, :207-231 (neither in 0.5.16 :56-372 nor 0.5.17 :57-390)"),
+}
+# Target classes with no ``get_embed_and_head()`` in any release read, up to NEWEST_KNOWN_SGLANG: the
+# EAGLE worker's call on the target (0.5.23 speculative/pp_draft_embedding.py:95) fails in every release.
+# - Qwen2-MoE (``qwen2_moe.py``, ``Qwen2MoeForCausalLM(nn.Module)``): none from 0.4.0 to 0.5.23, although
+#   it has set_eagle3_layers_to_capture from 0.5.2rc0 (:713).
+NO_EAGLE_HOOKS: dict[str, str] = {
+    "Qwen2MoeForCausalLM": "models/qwen2_moe.py has no get_embed_and_head in 0.4.0-0.5.23 (class :1218 in 0.5.23)",
 }
 # Classes that had ``get_embed_and_head()`` (so EAGLE and NEXTN run) long before a working
 # ``set_eagle3_layers_to_capture()``: only EAGLE3 fails on them.
@@ -279,6 +346,8 @@ EAGLE_HOOKS: dict[str, Change] = {
 #   BailingMoEForCausalLM; 0.5.8.post1 :837 has only get_embed_and_head).
 # - MiniMaxM2ForCausalLM gets set_eagle3_layers_to_capture in 0.5.5.post1 (:809, absent in 0.5.5), two
 #   releases before get_embed_and_head (EAGLE_HOOKS).
+# - MiniMaxM3SparseForCausalLM (``minimax_m3.py``, from 0.5.16) has both hooks from its first wheel, but its
+#   capture marks a layer only from 0.5.18 (INHERITED_NO_OP_CAPTURE).
 EAGLE3_CAPTURE: dict[str, Change] = {
     "DeepseekV2ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767 (absent in 0.5.4.post1)"),
     "DeepseekV3ForCausalLM": Change("0.5.4.post3", "0.5.4.post3 models/deepseek_v2.py:3767, inherited"),
@@ -294,12 +363,65 @@ EAGLE3_CAPTURE: dict[str, Change] = {
     "BailingMoeForCausalLM": Change("0.5.9", "0.5.9 models/bailing_moe.py:1034, inherited (absent in 0.5.8.post1)"),
     "BailingMoeV2ForCausalLM": Change("0.5.9", "0.5.9 models/bailing_moe.py:1034, inherited (absent in 0.5.8.post1)"),
     "MiniMaxM2ForCausalLM": Change("0.5.5.post1", "0.5.5.post1 models/minimax_m2.py:809 (absent in 0.5.5)"),
+    "MiniMaxM3SparseForCausalLM": Change("0.5.18", "0.5.18 models/minimax_m3.py:1631-1635 marks the capture layers (0.5.16 :1491-1504, 0.5.17 :1511-1524 do not)"),
 }
-# From this release Qwen3.5's wrappers inherit a set_eagle3_layers_to_capture that marks no layer.
+# From this release the class has a set_eagle3_layers_to_capture that marks no layer (up to its
+# EAGLE3_CAPTURE release): Qwen3.5's wrappers inherit Qwen3-VL's; MiniMax-M3's own (0.5.16 minimax_m3.py:1491-1504)
+# sets only ``model.layers_to_capture`` while MiniMaxM3Model.forward collects aux states from layers
+# marked ``_is_layer_to_capture`` (0.5.16 :1398, 0.5.17 :1401), so forward's
+# ``hidden_states, aux_hidden_states = hidden_states`` (0.5.17 :1545) unpacks a plain tensor.
 INHERITED_NO_OP_CAPTURE: dict[str, Change] = {
     "Qwen3_5ForConditionalGeneration": Change("0.5.11", "0.5.11 models/qwen3_vl.py:1398 set_eagle3_layers_to_capture, inherited"),
     "Qwen3_5MoeForConditionalGeneration": Change("0.5.11", "0.5.11 models/qwen3_vl.py:1398 set_eagle3_layers_to_capture, inherited"),
+    "MiniMaxM3SparseForCausalLM": Change("0.5.16", "0.5.16 models/minimax_m3.py:1491-1504, its first wheel (EntryClass :1690)"),
 }
+# Target classes that, from the release given up to NEWEST_KNOWN_SGLANG, have no working
+# ``set_eagle3_layers_to_capture()``, which the EAGLE3 target runner calls (AttributeError; from 0.5.23 a
+# ValueError, model_runner_components/attention_backend_setup.py:55-60): EAGLE3 cannot run on them.
+# Read with ``grep -c "def set_eagle3_layers_to_capture"`` in every wheel from the class's first:
+# - Glm4ForCausalLM (``glm4.py``, from 0.4.8): none in any release, and Glm4Model keeps no aux states.
+# - Glm4vForConditionalGeneration (``glm4v.py``, from 0.5.0rc1): 0.5.2-0.5.4.post1 inherit Qwen2.5-VL's
+#   (qwen2_5_vl.py:657), whose forward then unpacks aux states (:594-596) that its Glm4Model language
+#   model never returns (glm4.py has no layers_to_capture); from 0.5.4.post3 an ``nn.Module`` without it.
+# - Glm4vMoeForConditionalGeneration (subclass of Glm4v): without it from 0.5.4.post3 (0.5.2-0.5.4.post1
+#   inherit Qwen2.5-VL's over a Glm4MoeModel, not judged).
+# - LLaVA (``llava.py``, LlavaBaseForCausalLM and its four registered subclasses): none in any release.
+# - NemotronH_Nano_VL_V2 (``nano_nemotron_vl.py``, from 0.5.6): none in any release.
+NO_EAGLE3_CAPTURE: dict[str, Change] = {
+    "Glm4ForCausalLM": Change("0.4.8", "models/glm4.py: no set_eagle3_layers_to_capture from 0.4.8 to 0.5.23"),
+    "Glm4vForConditionalGeneration": Change("0.5.0rc1", "models/glm4v.py: none of its own 0.5.0rc1-0.5.23; 0.5.2-0.5.4.post1 inherit qwen2_5_vl.py:657, unusable over Glm4Model"),
+    "Glm4vMoeForConditionalGeneration": Change("0.5.4.post3", "0.5.4.post3 models/glm4v.py:546 Glm4vForConditionalGeneration(nn.Module), no set_eagle3_layers_to_capture to 0.5.23"),
+    "LlavaLlamaForCausalLM": Change("0.4.0", "models/llava.py: no set_eagle3_layers_to_capture from 0.4.0 to 0.5.23"),
+    "LlavaQwenForCausalLM": Change("0.4.0", "models/llava.py: no set_eagle3_layers_to_capture from 0.4.0 to 0.5.23"),
+    "LlavaMistralForCausalLM": Change("0.4.0", "models/llava.py: no set_eagle3_layers_to_capture from 0.4.0 to 0.5.23"),
+    "LlavaForConditionalGeneration": Change("0.4.6.post4", "models/llava.py:604 (first read in 0.4.6.post4): no set_eagle3_layers_to_capture to 0.5.23"),
+    "NemotronH_Nano_VL_V2": Change("0.5.6", "models/nano_nemotron_vl.py: no set_eagle3_layers_to_capture from 0.5.6 to 0.5.23"),
+}
+# The Bailing (Ling) target classes that ``ModelConfig._config_draft_model`` rewrites to
+# BailingMoeForCausalLMNextN when one is loaded as a draft, from the release given; the NextN draft's
+# weight loading then requires ``num_nextn_predict_layers == 1`` (bailing_moe.py, bailing_moe_linear.py,
+# bailing_moe_v3.py ``resolve_nextn_layer_id``).
+BAILING_NEXTN_DRAFT: dict[str, Change] = {
+    "BailingMoeForCausalLM": Change("0.5.3rc0", "0.5.3rc0 configs/model_config.py:160-164 (no Bailing NextN in 0.5.2)"),
+    "BailingMoeV2ForCausalLM": Change("0.5.3rc0", "0.5.3rc0 configs/model_config.py:160-164 (no Bailing NextN in 0.5.2)"),
+    "BailingMoeV2_5ForCausalLM": Change("0.5.9", "0.5.9 configs/model_config.py:308-313 (models/bailing_moe_linear.py is new in 0.5.9)"),
+    "BailingMoeV3ForCausalLM": Change("0.5.19", "0.5.19 configs/model_config.py:730-736 (absent from 0.5.18's list)"),
+}
+# The attention backends SGLang accepts for a Gemma 4 target (Gemma4ForConditionalGeneration,
+# Gemma4ForCausalLM, Gemma4UnifiedForConditionalGeneration), prefill and decode alike, newest first;
+# an assert at argument time refuses any other. No such check before 0.5.13.
+GEMMA4_ATTENTION_BACKENDS: tuple[tuple[Change, tuple[str, ...]], ...] = (
+    (Change("0.5.22", "0.5.22 arg_groups/model_hook.py:640-654 adds fa4 (0.5.23 :646-660)"),
+     ("trtllm_mha", "triton", "fa4", "ascend", "intel_xpu", "intel_amx", "aiter")),
+    (Change("0.5.20", "0.5.20 arg_groups/model_hook.py:546-559 adds aiter (0.5.19 :482-497 without it)"),
+     ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx", "aiter")),
+    (Change("0.5.18", "0.5.18 server_args.py:5672-5685 adds intel_amx"),
+     ("trtllm_mha", "triton", "ascend", "intel_xpu", "intel_amx")),
+    (Change("0.5.14", "0.5.14 server_args.py:4078-4085 adds ascend"),
+     ("trtllm_mha", "triton", "ascend", "intel_xpu")),
+    (Change("0.5.13", "0.5.13 server_args.py:2394-2402 (0.5.11-0.5.12 have no Gemma 4 backend check)"),
+     ("trtllm_mha", "triton", "intel_xpu")),
+)
 # Draft head classes SGLang registers only from a given release (EntryClass in that wheel, none before).
 DRAFT_HEAD_CLASS: dict[str, Change] = {
     "Eagle3DeepseekV2ForCausalLM": Change("0.5.12", "0.5.12 models/kimi_k25_eagle3.py:472 (no such file in 0.5.11)"),
@@ -313,6 +435,42 @@ DRAFT_WEIGHTS_CPU_BACKUP = Change("0.5.5.post3", "0.5.5.post3 model_executor/mod
 # Read in server_args.py (__post_init__); 0.5.1 drops both raises (0.5.1 server_args.py:476-498).
 TRTLLM_MHA_SPEC_REFUSED = Change("0.5.0rc0", "0.5.0rc0 server_args.py:452-471 trtllm_mha on any of the three backend flags raises with speculation (no trtllm_mha in 0.4.10.post2)")
 TRTLLM_MLA_DECODE_FLAG_CHECKED = Change("0.5.0rc1", "0.5.0rc1 server_args.py:435-453 also checks --decode-attention-backend trtllm_mla (0.5.0rc0 :436 only --attention-backend)")
+# ---- the EAGLE draft worker's own attention backends (AB330, AB331) ------------------------------
+# The EAGLE worker builds its multi-step draft (and later draft-extend) backend from a list of backend
+# names and raises "EAGLE is not supported in attention backend X" for any other; the releases each
+# backend joined that list, and when it became a choice at all.
+EAGLE_DRAFT_BACKEND_CHECKED = Change("0.4.3", "0.4.3 speculative/eagle_worker.py:68-91 flashinfer or triton, else raise (0.4.2.post4 :72 always FlashInfer)")
+FLASHINFER_MLA_BACKEND_NAME = Change("0.4.3.post4", "0.4.3.post4 model_executor/model_runner.py:214-218 --enable-flashinfer-mla sets flashinfer_mla on an MLA target (0.4.3.post2 :114-118 flashinfer)")
+FA3_BACKEND_CHOICE = Change("0.4.4.post2", "0.4.4.post2 server_args.py:778 --attention-backend fa3 (0.4.4.post1: flashinfer, triton, torch_native)")
+ENABLE_FLASHMLA_READ = Change("0.4.4.post2", "0.4.4.post2 model_executor/model_runner.py:229-231 --enable-flashmla sets flashmla on an MLA target")
+MLA_TYPED_BACKEND_KEPT = Change("0.4.4.post4", "0.4.4.post4 model_executor/model_runner.py:224-240 sets a backend only when none is given (0.4.4.post2 :218-234 replaced an MLA target's with flashinfer_mla, flashmla or triton)")
+FA3_EAGLE_DRAFT = Change("0.4.4.post4", "0.4.4.post4 speculative/eagle_worker.py:189 fa3 branch (0.4.4.post2 :147-188 flashinfer, triton, flashinfer_mla)")
+FLASHMLA_BACKEND_CHOICE = Change("0.4.5.post2", "0.4.5.post2 server_args.py:831 --attention-backend flashmla")
+MLA_SWITCHES_REFUSED = Change("0.4.5.post2", "0.4.5.post2 server_args.py:850-857, 1339-1346 --enable-flashinfer-mla and --enable-flashmla raise as DeprecatedAction (0.4.5.post1 model_executor/model_runner.py:232-239 still read them)")
+AITER_BACKEND_CHOICE = Change("0.4.6.post5", "0.4.6.post5 server_args.py:959 --attention-backend aiter; model_executor/model_runner.py:337-338 the HIP default for a non-MLA target")
+FLASHMLA_EAGLE_DRAFT = Change("0.4.6.post5", "0.4.6.post5 speculative/eagle_worker.py:203-214 flashmla branch (0.4.6.post4 :152-205 none)")
+AITER_EAGLE_DRAFT = Change("0.5.0rc1", "0.5.0rc1 speculative/eagle_worker.py:229-244 aiter branch (0.5.0rc0 :176-257 none)")
+EAGLE_DRAFT_EXTEND_MAP = Change("0.5.2rc2", "0.5.2rc2 speculative/eagle_worker.py:227-241 a draft-extend map without flashmla (0.5.2rc1 :268-277 flashmla, no draft-extend backend)")
+FLASHMLA_DRAFT_EXTEND = Change("0.5.3rc2", "0.5.3rc2 speculative/eagle_worker.py:247 flashmla in the draft-extend map (0.5.3rc0 :236-246 without)")
+FA4_BACKEND_CHOICE = Change("0.5.3rc2", "0.5.3rc2 server_args.py:98 fa4 an --attention-backend choice (none in 0.5.3rc0)")
+FA4_PREFILL_ONLY = Change("0.5.4", "0.5.4 server_args.py:1143-1146 'FA4 backend is only supported for prefill' for --attention-backend/--decode-attention-backend fa4 (none in 0.5.3.post3)")
+FA4_DECODE_ALLOWED = Change("0.5.8", "0.5.8 server_args.py:1779-1783 only the page size for a prefill fa4 (0.5.7 :1647-1650 still raises)")
+FA4_EAGLE_DRAFT = Change("0.5.10", "0.5.10 speculative/draft_utils.py:58, 83 fa4 in the decode and draft-extend maps (0.5.10rc0 :43-91 without)")
+# The MLA multi-step draft backends run chains only: FlashInferMLAMultiStepDraftBackend raises for topk > 1 from
+# 0.4.4 (flashinfer_mla_backend.py:663-666; 0.5.23 :1196-1198), FlashMLAMultiStepDraftBackend from 0.4.6.post5
+# (flashmla_backend.py:469-472; 0.5.23 :608-611). 0.4.4-0.4.4.post2 reach the first through the flashinfer_mla
+# backend name (--enable-flashinfer-mla on an MLA target, model_runner.py:224-228 in 0.4.4.post2).
+FLASHINFER_MLA_DRAFT_CHAIN_ONLY = Change("0.4.4", "0.4.4 layers/attention/flashinfer_mla_backend.py:663-666; speculative/eagle_worker.py:126 (the flashinfer_mla branch)")
+FLASHINFER_ON_MLA_DRAFT = Change("0.4.4.post4", "0.4.4.post4 speculative/eagle_worker.py:152-172 flashinfer on an MLA target builds FlashInferMLAMultiStepDraftBackend (0.4.4.post2 :147-159 FlashInferMultiStepDraftBackend)")
+# 0.4.4.post4-0.4.8.post1 set topk to 1 when the page size is above 1, with a log line only.
+PAGE_SIZE_RESETS_TOPK = Change("0.4.4.post4", "0.4.4.post4 server_args.py:353-355 (0.4.8.post1 :488-491; none in 0.4.4.post2)")
+PAGE_SIZE_KEEPS_TOPK = Change("0.4.9", "0.4.9 server_args.py:496-510 no longer resets topk for page_size > 1")
 # Steps/topk/draft tokens left unset: 0.4.4.post4-0.4.5.post3 read a missing ServerArgs field; 0.4.6 reads
 # <model_path>/config.json as a file, so a hub id fails; 0.4.6.post2 asks get_config (hub ids work).
 AUTO_SPEC_PARAMS_LOCAL_CONFIG = Change("0.4.6", "0.4.6 server_args.py:1357-1365 os.path.join(model_path, 'config.json') (0.4.5.post3 :1367 self.decrypted_config_file)")
+
+# ---- simulated acceptance (a benchmarking switch that fakes the verify) -----------------------------
+SIMULATE_ACC_LEN_RENAMED = Change(
+    "0.5.3rc2", "0.5.3rc2 environ.py:127 SGLANG_SIMULATE_ACC_LEN EnvFloat(-1), speculative/eagle_info.py:334 `> 0.0` "
+    "(0.5.3rc0 speculative/eagle_utils.py:45,503 reads SIMULATE_ACC_LEN, any non-empty value)",
+)

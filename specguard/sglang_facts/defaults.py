@@ -17,6 +17,8 @@ from specguard.sglang_facts.changes import (
     AUTO_PARAMS_GPT_OSS_CHAIN,
     AUTO_PARAMS_MIMO_FLASH_CHAIN,
     AUTO_SPEC_PARAMS,
+    SPEC_MAX_RUNNING_REQUESTS_48,
+    SPEC_MAX_RUNNING_REQUESTS_SET,
     Change,
 )
 
@@ -67,8 +69,13 @@ def auto_params_at(version: Version, algorithm: str, architecture: str | None) -
 # P55: adaptive speculative decoding runs a chain from the middle candidate (3 of [0, 1, 3, 5, 7]).
 ADAPTIVE_DEFAULT_STEPS = 3
 # Speculative decoding resets an unset --max-running-requests to 48 ("Max running requests is
-# reset to 48 for speculative decoding", 0.5.23 speculative_hook.py:445).
+# reset to 48 for speculative decoding", 0.5.23 speculative_hook.py:445); 32 in 0.4.3.post4-0.4.4.post2,
+# nothing before (the release ladder, newest first).
 DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC = 48
+MAX_RUNNING_REQUESTS_FOR_SPEC_BY_RELEASE: tuple[tuple[Change, int], ...] = (
+    (SPEC_MAX_RUNNING_REQUESTS_48, DEFAULT_MAX_RUNNING_REQUESTS_FOR_SPEC),
+    (SPEC_MAX_RUNNING_REQUESTS_SET, 32),
+)
 
 # ---- NGRAM -----------------------------------------------------------------------------------
 # --speculative-ngram-min/max-bfs-breadth's defaults (0.5.23 arg_groups/fields/spec.py:252-259); NGRAM

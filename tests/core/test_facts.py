@@ -57,6 +57,71 @@ def test_absent_facts_are_unknown_not_guessed() -> None:
     assert facts.has_mtp_layers is None
 
 
+def test_eagle3_head_norm_and_aux_facts_are_read_as_sglang_reads_them() -> None:
+    head = facts_from_config(
+        {"eagle_config": {"use_aux_hidden_state": False, "norm_before_fc": True}, "norm_before_fc": False, "use_aux_norm": True, "norm_output": True},
+        source="x",
+    )
+    # llama_eagle3.py: eagle_config's norm_before_fc before the top-level one; fc_norm or the legacy use_aux_norm.
+    assert (head.eagle_use_aux_hidden_state, head.norm_before_fc, head.fc_norm, head.norm_output) == (False, True, True, True)
+    assert facts_from_config({"norm_before_fc": True, "fc_norm": False}, source="x").norm_before_fc is True
+    assert facts_from_config({"fc_norm": False}, source="x").fc_norm is False
+    unstated = facts_from_config({"eagle_config": {}}, source="x")
+    assert (unstated.eagle_use_aux_hidden_state, unstated.fc_norm, unstated.norm_before_fc, unstated.norm_output) == (None, None, None, None)
+
+
+def test_dflash_attention_extras_are_read_from_dflash_config() -> None:
+    draft = facts_from_config({"dflash_config": {"attention_sink_bias": True, "attention_value_scale": 0.5}, "partial_rotary_factor": 0.5}, source="x")
+    assert (draft.dflash_attention_sink_bias, draft.dflash_attention_value_scale, draft.partial_rotary_factor) == (True, 0.5, 0.5)
+    # parse_dflash_draft_config reads the two extras inside dflash_config only.
+    top_level = facts_from_config({"attention_sink_bias": True, "attention_value_scale": 0.5}, source="x")
+    assert (top_level.dflash_attention_sink_bias, top_level.dflash_attention_value_scale) == (None, None)
+
+
+def test_lilicorr_fields_are_dflash_configs_lilicorr_keys_as_written() -> None:
+    draft = facts_from_config({"dflash_config": {"block_size": 16, "lilicorr_candidate_topk": "8", "lilicorr_enabled": True}}, source="x")
+    assert draft.lilicorr_fields == {"lilicorr_candidate_topk": "8", "lilicorr_enabled": True}
+    assert facts_from_config({"dflash_config": {"block_size": 16}}, source="x").lilicorr_fields == {}
+    # Only dflash_config's keys count (SGLang's _get_dflash_config); no dflash_config, no DFLASH draft to judge.
+    assert facts_from_config({"lilicorr_candidate_topk": 8}, source="x").lilicorr_fields is None
+
+
+def test_dflash_selector_rank_is_read_from_dflash_config_with_sglangs_default() -> None:
+    assert facts_from_config({"dflash_config": {"selector_rank": 64, "selector_top_k": 32}}, source="x").dflash_selector_rank == 64
+    # parse_dflash_draft_config reads dflash_config.get("selector_rank", 0): unset anywhere there is 0.
+    assert facts_from_config({"dflash_config": {"block_size": 16}}, source="x").dflash_selector_rank == 0
+    assert facts_from_config({"selector_rank": 64}, source="x").dflash_selector_rank == 0
+
+
+def test_dspark_use_dense_ffn_is_read_as_minimax_m3_dspark_reads_it() -> None:
+    assert facts_from_config({"dspark_config": {"use_dense_ffn": True}}, source="x").dspark_use_dense_ffn is True
+    assert facts_from_config({"dspark_use_dense_ffn": True}, source="x").dspark_use_dense_ffn is True
+    # the top-level dspark_config is copied onto the text config and wins over the text config's own
+    both = {"text_config": {"dspark_config": {"use_dense_ffn": True}}, "dspark_config": {"use_dense_ffn": False}}
+    assert facts_from_config(both, source="x").dspark_use_dense_ffn is False
+    assert facts_from_config({"text_config": {"dspark_config": {"use_dense_ffn": True}}}, source="x").dspark_use_dense_ffn is True
+    assert facts_from_config({"dflash_config": {"block_size": 8}}, source="x").dspark_use_dense_ffn is False
+
+
+def test_dspark_markov_rank_is_resolved_with_and_without_dflash_config() -> None:
+    published = facts_from_config({"dflash_config": {"markov_rank": 4, "markov_head_type": "gated"}}, source="x")
+    assert (published.dspark_markov_rank, published.dspark_markov_rank_without_dflash_config) == (4, 0)
+    # dspark_config wins over dflash_config; the prefixed key over both; top level is the last fallback.
+    both = facts_from_config({"dflash_config": {"markov_rank": 4}, "dspark_config": {"markov_rank": 2}}, source="x")
+    assert (both.dspark_markov_rank, both.dspark_markov_rank_without_dflash_config) == (2, 2)
+    prefixed = facts_from_config({"dspark_markov_rank": 8, "dspark_config": {"markov_rank": 2}}, source="x")
+    assert (prefixed.dspark_markov_rank, prefixed.dspark_markov_rank_without_dflash_config) == (8, 8)
+    top = facts_from_config({"dflash_config": {"block_size": 8}, "markov_rank": 3}, source="x")
+    assert (top.dspark_markov_rank, top.dspark_markov_rank_without_dflash_config) == (3, 3)
+    assert facts_from_config({}, source="x").dspark_markov_rank == 0
+
+
+def test_dflash_projector_type_is_dflash_configs_else_the_top_level() -> None:
+    assert facts_from_config({"dflash_config": {"projector_type": "domino"}, "projector_type": "linear"}, source="x").dflash_projector_type == "domino"
+    assert facts_from_config({"projector_type": "domino"}, source="x").dflash_projector_type == "domino"
+    assert facts_from_config({"dflash_config": {}}, source="x").dflash_projector_type is None
+
+
 def test_rope_parameters_form_is_normalised() -> None:
     facts = facts_from_config(
         {"rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}, "dtype": "bfloat16"}, source="x"

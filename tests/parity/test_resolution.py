@@ -213,3 +213,14 @@ def test_adaptive_falls_back_to_static_params_where_sglang_turns_it_off(extra, a
     chain = (3, 1, 4)
     got = (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens)
     assert (got == chain) is adaptive
+
+
+@pytest.mark.parametrize(("version", "off"), [("0.5.12", True), ("0.5.13", True), ("0.5.14", False)])
+def test_frozen_kv_mtp_turns_overlap_off_until_0_5_14(version, off):
+    frozen = (*T, "--speculative-algorithm", "FROZEN_KV_MTP", "--speculative-draft-model-path", "d")
+    assert resolve(frozen, version=version).disable_overlap_schedule is off
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.4.3.post2", None), ("0.4.3.post4", 32), ("0.4.4.post2", 32), ("0.4.4.post4", 48)])
+def test_max_running_requests_reset_follows_the_release(version, expected):
+    assert resolve(EAGLE, version=version).max_running_requests == expected

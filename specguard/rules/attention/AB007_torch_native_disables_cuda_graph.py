@@ -7,11 +7,18 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, proposed_backend
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
-from specguard.sglang_facts.changes import NGRAM_TORCH_NATIVE_WARMUP_CRASH
+from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import (
+    EAGLE_DRAFT_BACKEND_CHECKED,
+    NGRAM_TORCH_NATIVE_WARMUP_CRASH,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None or ctx.spec.get("attention_backend") != "torch_native":
+        return
+    if ctx.algorithm in EAGLE_WORKER_ALGORITHMS and EAGLE_DRAFT_BACKEND_CHECKED.present_in(ctx.version):
+        # The EAGLE draft worker refuses torch_native at start there (AB330): no graphs to lose.
         return
     replacement = proposed_backend(ctx, avoid=frozenset({"torch_native"}))
     fix = set_flags(f"use {replacement}", Applicability.UNSAFE, attention_backend=replacement) if replacement else None
@@ -43,7 +50,8 @@ RULE = Rule(
     summary="torch_native attention turns CUDA graphs off under speculative decoding",
     severity=Severity.WARNING,
     docs=RuleDocs(
-        what="`--attention-backend torch_native` with a speculative algorithm.",
+        what="`--attention-backend torch_native` with a speculative algorithm (for the EAGLE family from 0.4.3, "
+        "whose draft worker refuses torch_native at start, AB330 reports the error instead).",
         why="SGLang disables decode and prefill CUDA graphs for torch_native with a warning "
         "(catalogue P43, `arg_groups/attention_hook.py:122-140` in 0.5.23; `server_args.py:445-449` "
         "in 0.5.1). Speculative decoding launches many small kernels per step (one draft forward "

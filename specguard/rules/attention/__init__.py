@@ -39,6 +39,52 @@ from specguard.rules.attention import (
     AB260_split_prefill_decode_backends_with_speculation as AB260,
 )
 from specguard.rules.attention import AB261_trtllm_backend_refuses_speculation as AB261
+from specguard.rules.attention import AB280_eagle_on_ascend_refused as AB280
+from specguard.rules.attention import AB283_dflash_on_npu_without_ascend_draft as AB283
+from specguard.rules.attention import AB289_eagle_draft_graphs_on_musa as AB289
+from specguard.rules.attention import (
+    AB295_triton_spec_v2_draft_extend_graph_prefix as AB295,
+)
+from specguard.rules.attention import AB298_early_eagle_verify_always_greedy as AB298
+from specguard.rules.attention import (
+    AB299_eagle_sampled_verify_threshold_key_missing as AB299,
+)
+from specguard.rules.attention import AB304_rocm_dsv4_dspark_compact_verify as AB304
+from specguard.rules.attention import AB326_gemma4_attention_backend_refused as AB326
+from specguard.rules.attention import AB330_eagle_draft_backend_missing as AB330
+from specguard.rules.attention import AB331_mla_draft_backend_chain_only as AB331
+from specguard.rules.attention import (
+    AB332_deepseek_mtp_flashinfer_paged_refused as AB332,
+)
+from specguard.rules.attention import (
+    AB333_eagle_triton_verify_graph_unsupported as AB333,
+)
+from specguard.rules.attention import AB351_hyv3_nextn_cuda_sync_on_xpu as AB351
+from specguard.rules.attention import AB362_dsv4_multi_step_draft_cache_loc as AB362
+from specguard.rules.attention import (
+    AB363_rocm_dsv4_multi_step_draft_graph_cache_loc as AB363,
+)
+from specguard.rules.attention import AB383_dflash_selector_greedy_on_npu as AB383
+from specguard.rules.attention import (
+    AB390_trtllm_mla_draft_extend_unpadded_query as AB390,
+)
+from specguard.rules.attention import (
+    AB391_fa3_paged_tree_draft_short_page_table as AB391,
+)
+from specguard.rules.attention import AB392_fa3_swa_tree_verify_paged_assert as AB392
+from specguard.rules.attention import (
+    AB393_fa3_swa_tree_verify_cascade_window as AB393,
+)
+from specguard.rules.attention import AB394_flashinfer_mla_paged_verify_assert as AB394
+from specguard.rules.attention import (
+    AB395_trtllm_mha_xqa_verify_without_mask as AB395,
+)
+from specguard.rules.attention import (
+    AB402_dspark_triton_draft_verify_layout as AB402,
+)
+from specguard.rules.attention import (
+    AB404_npu_deepseek_v4_mtp_generic_ascend_draft as AB404,
+)
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
@@ -54,4 +100,28 @@ RULES = (
     AB252.RULE,
     AB260.RULE,
     AB261.RULE,
+    AB280.RULE,
+    AB283.RULE,
+    AB289.RULE,
+    AB295.RULE,
+    AB298.RULE,
+    AB299.RULE,
+    AB304.RULE,
+    AB330.RULE,
+    AB331.RULE,
+    AB332.RULE,
+    AB333.RULE,
+    AB326.RULE,
+    AB362.RULE,
+    AB363.RULE,
+    AB351.RULE,
+    AB383.RULE,
+    AB390.RULE,
+    AB391.RULE,
+    AB392.RULE,
+    AB393.RULE,
+    AB394.RULE,
+    AB395.RULE,
+    AB402.RULE,
+    AB404.RULE,
 )

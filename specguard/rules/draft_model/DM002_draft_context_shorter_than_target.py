@@ -15,7 +15,11 @@ from specguard.rules.base import (
 )
 from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import DRAFT_CHECKPOINT_ALGORITHMS
-from specguard.sglang_facts.changes import DRAFT_CONTEXT_GUARD
+from specguard.sglang_facts.changes import (
+    DRAFT_CONTEXT_GUARD,
+    DRAFT_OWN_CONTEXT,
+    DRAFT_TARGET_CONTEXT_AGAIN,
+)
 
 OVERWRITE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
@@ -48,6 +52,17 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"requests hit 'illegal memory access': cap {context_flag} at {draft_max} or upgrade",
             flags=("--context-length",),
             fix=cap,
+        )
+        return
+    if ctx.spec.get("context_length") is None and DRAFT_OWN_CONTEXT.present_in(ctx.version) and not DRAFT_TARGET_CONTEXT_AGAIN.present_in(ctx.version):
+        yield RULE.finding(
+            f"the target serves {context} tokens but the draft's max_position_embeddings is {draft_max}: SGLang "
+            f"{ctx.env.sglang_version} builds the draft with its own context ({draft_max}) instead of the target's, so "
+            f"the server starts, and requests longer than {draft_max} tokens run the draft past the positions it was "
+            f"built for (0.5.16 and 0.5.18 give it the target's context and refuse at start). Cap {context_flag} at {draft_max}",
+            flags=("--context-length",),
+            fix=cap,
+            severity=Severity.WARNING,
         )
         return
     if ctx.spec.env_flag(OVERWRITE_ENV):
@@ -89,7 +104,10 @@ RULE = Rule(
         "(PR 9388) a longer context than the draft's own makes the draft's ModelConfig raise "
         "unless `SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1`; that happens at worker start-up, "
         "after the target weights are loaded, and SGLang's argument checks do not see it "
-        "(catalogue P59). Before 0.5.1 the draft was stretched silently and long requests hit "
+        "(catalogue P59). 0.5.17 alone builds the draft without the target's context (0.5.16 "
+        "eagle_worker_v2.py:1044-1048 passed it, 0.5.18 :179 passes it again), so with `--context-length` "
+        "unset the draft derives its own and the server starts with a draft shorter than the requests it "
+        "serves (a warning there). Before 0.5.1 the draft was stretched silently and long requests hit "
         "illegal memory accesses. With the env var set the server starts, but a 2048-position "
         "EAGLE3 head performs worse than no speculation past 2k tokens (issue 6783). In slime, "
         "a 2048-token draft caps prompt plus response (see SL002).",
@@ -113,6 +131,9 @@ RULE = Rule(
         "https://github.com/sgl-project/sglang/issues/6783",
         "sglang 0.5.23: python/sglang/srt/configs/model_config.py:1291-1321 (_derive_context_length)",
         "sglang 0.5.23: python/sglang/srt/managers/tp_worker.py:468-481",
+        "sglang 0.5.16: python/sglang/srt/speculative/eagle_worker_v2.py:1044-1048 (the target's context)",
+        "sglang 0.5.17: python/sglang/srt/configs/model_config.py:553-557 (server_args.context_length, none passed)",
+        "sglang 0.5.18: python/sglang/srt/speculative/eagle_worker_v2.py:179",
     ),
     log_signatures=(
         r"context_length \(\d+\) is greater than the derived context_length",

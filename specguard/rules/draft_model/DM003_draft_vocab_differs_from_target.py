@@ -8,6 +8,7 @@ from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
 from specguard.rules.examples import LLAMA31_8B
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.changes import STANDALONE_VOCAB_CHECKED
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -20,6 +21,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     algorithm = ctx.algorithm
     if algorithm == "STANDALONE":
+        if STANDALONE_VOCAB_CHECKED.present_in(ctx.version):
+            return  # SGLang itself refuses the launch at start there (DM410)
         if draft_vocab > target_vocab:
             yield RULE.finding(
                 f"the STANDALONE draft has {draft_vocab} tokens and the target only {target_vocab}: the draft "
@@ -81,7 +84,8 @@ RULE = Rule(
         "the target: ids beyond the target's vocabulary read past its embedding (only caught with "
         "`SGLANG_ENABLE_ASYNC_ASSERT`), and ids from another tokenizer are never accepted. Same-family "
         "models may differ only by padding (Qwen2.5-7B 152064 vs Qwen2.5-0.5B 151936), which is a "
-        "warning, not an error.",
+        "warning, not an error. From 0.5.15 the STANDALONE worker compares the two itself and refuses "
+        "the launch at start (DM410 reports it); this rule then speaks of EAGLE and EAGLE3 heads only.",
         fix="Use a draft trained for (or from the family of) the target. No automatic fix.",
         fix_safety="No fix: the draft checkpoint is the user's choice.",
     ),
@@ -90,12 +94,14 @@ RULE = Rule(
               "--speculative-draft-model-path", "Qwen/Qwen2.5-0.5B-Instruct"),
         target={"vocab_size": 128256, "model_type": "llama"},
         draft={"vocab_size": 151936, "model_type": "qwen2"},
+        sglang_version="0.5.14",
     ),
     good=Example(
         argv=(*LLAMA31_8B, "--speculative-algorithm", "STANDALONE",
               "--speculative-draft-model-path", "meta-llama/Llama-3.2-1B-Instruct"),
         target={"vocab_size": 128256, "model_type": "llama"},
         draft={"vocab_size": 128256, "model_type": "llama"},
+        sglang_version="0.5.14",
     ),
     sources=(
         "design: sglang-spec-checks.md §3e (tokenizer/vocab mismatch), cases dm:P03, core:C02",

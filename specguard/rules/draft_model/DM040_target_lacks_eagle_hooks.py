@@ -18,10 +18,13 @@ from specguard.sglang_facts.changes import (
     EAGLE3_CAPTURE,
     EAGLE_HOOKS,
     INHERITED_NO_OP_CAPTURE,
+    NO_EAGLE3_CAPTURE,
+    NO_EAGLE_HOOKS,
 )
+from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 
-# The releases are tables in sglang_facts.changes (EAGLE_HOOKS, EAGLE3_CAPTURE, INHERITED_NO_OP_CAPTURE),
-# with what was read in which wheel.
+# The releases are tables in sglang_facts.changes (EAGLE_HOOKS, EAGLE3_CAPTURE, INHERITED_NO_OP_CAPTURE,
+# NO_EAGLE_HOOKS, NO_EAGLE3_CAPTURE), with what was read in which wheel.
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -29,15 +32,37 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     arch = ctx.target.architecture
     algo_flag = ctx.flag("--speculative-algorithm")
+    if arch in NO_EAGLE_HOOKS:
+        yield RULE.finding(
+            f"SGLang's {arch} has no get_embed_and_head() in any release up to {NEWEST_KNOWN_SGLANG}, and the "
+            f"{ctx.spec.get('speculative_algorithm')} worker calls it on the target: the server dies with an "
+            f"AttributeError after the target's weights have loaded. Drop {algo_flag} (NGRAM needs no hooks)",
+            flags=("--speculative-algorithm",),
+        )
+        return
     hooks = EAGLE_HOOKS.get(arch or "")
     has_embed_and_head = hooks is None or hooks.present_in(ctx.version)
+    capture_gone = NO_EAGLE3_CAPTURE.get(arch or "")
+    if ctx.algorithm == "EAGLE3" and capture_gone is not None and capture_gone.present_in(ctx.version):
+        other = ("use EAGLE with an EAGLE-1 head" if has_embed_and_head
+                 else f"use EAGLE with an EAGLE-1 head from SGLang {hooks.first_release}, or NGRAM")
+        yield RULE.finding(
+            f"SGLang {ctx.env.sglang_version}'s {arch} has no working set_eagle3_layers_to_capture(), nor does any "
+            f"release up to {NEWEST_KNOWN_SGLANG}: the target returns no auxiliary hidden states, and the server dies "
+            f"after the target's weights have loaded (an AttributeError, or a ValueError saying it 'does not implement "
+            f"set_eagle3_layers_to_capture'). EAGLE3 cannot run on "
+            f"this target; {other}",
+            flags=("--speculative-algorithm",),
+        )
+        return
     capture = EAGLE3_CAPTURE.get(arch or "")
     if ctx.algorithm == "EAGLE3" and capture is not None and not capture.present_in(ctx.version):
         inherited = INHERITED_NO_OP_CAPTURE.get(arch or "")
         if inherited is None or not inherited.present_in(ctx.version):
             what = "has no set_eagle3_layers_to_capture(): the server dies with an AttributeError"
         else:
-            what = ("inherits Qwen3-VL's set_eagle3_layers_to_capture(), which marks no decoder layer, so the "
+            origin = "inherits Qwen3-VL's" if arch.startswith("Qwen3_5") else "has a"
+            what = (f"{origin} set_eagle3_layers_to_capture(), which marks no decoder layer, so the "
                     "target returns no auxiliary hidden states and the EAGLE3 head fails")
         # A class listed in both tables runs EAGLE3 only once it has both hooks.
         runs_from = capture if hooks is None or hooks.release <= capture.release else hooks
@@ -54,7 +79,12 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     # Without a row of its own, the class's EAGLE3 hook arrived with get_embed_and_head, and the EAGLE3
     # model runner calls it first, while the target loads.
     missing = "set_eagle3_layers_to_capture()" if ctx.algorithm == "EAGLE3" and capture is None else "get_embed_and_head()"
-    runs = "EAGLE and EAGLE3 run" if capture is None else f"{ctx.spec.get('speculative_algorithm')} runs"
+    if capture_gone is not None:  # EAGLE3 breaks again (or never works) on this class: promise EAGLE only
+        runs = "EAGLE runs"
+    elif capture is None:
+        runs = "EAGLE and EAGLE3 run"
+    else:
+        runs = f"{ctx.spec.get('speculative_algorithm')} runs"
     yield RULE.finding(
         f"SGLang {ctx.env.sglang_version}'s {arch} has no {missing}, which the "
         f"{ctx.spec.get('speculative_algorithm')} worker calls on the target: the server dies with an "
@@ -98,8 +128,21 @@ RULE = Rule(
         "later, so only EAGLE3 fails before: Qwen3ForCausalLM (0.4.9), Glm4MoeForCausalLM (0.5.5), "
         "LongcatFlashForCausalLM (0.5.6), Qwen3NextForCausalLM and the Bailing MoE classes (0.5.9; "
         "BailingMoeForCausalLM has no get_embed_and_head either before 0.5.3rc0). MiniMax-M2 "
-        "got the EAGLE3 hook in 0.5.5.post1 but get_embed_and_head only in 0.5.5.post3. Other architectures are "
-        "not judged.",
+        "got the EAGLE3 hook in 0.5.5.post1 but get_embed_and_head only in 0.5.5.post3. GLM-4 (Glm4ForCausalLM) "
+        "gets get_embed_and_head in 0.5.4.post3, GLM-4V and GLM-4.5V in 0.5.2 (inherited from Qwen2.5-VL), the "
+        "LLaVA classes in 0.5.11 (llava.py:456-460), Nemotron-H Nano VL in 0.5.20. None of these has a working "
+        "EAGLE3 capture in any release read (to the newest): GLM-4 and LLaVA never define it, GLM-4V's inherited "
+        "one (0.5.2-0.5.4.post1) unpacks aux states its Glm4Model never returns, and from 0.5.4.post3 GLM-4V/4.5V "
+        "are plain modules without it; 0.5.23 refuses such a target with `ValueError: Model ... does not implement "
+        "set_eagle3_layers_to_capture, which EAGLE3 aux hidden-state capture requires.` "
+        "(model_runner_components/attention_backend_setup.py:55-60), earlier releases with `AttributeError: ... "
+        "object has no attribute 'set_eagle3_layers_to_capture'`. Qwen2-MoE (Qwen2MoeForCausalLM) has no "
+        "get_embed_and_head in any release (0.4.0 to the newest), so EAGLE and EAGLE3 both end in `AttributeError: "
+        "'Qwen2MoeForCausalLM' object has no attribute 'get_embed_and_head'`. MiniMax-M3 (0.5.16+): the text class "
+        "MiniMaxM3SparseForCausalLM has both hooks from 0.5.16, but before 0.5.18 its capture sets only "
+        "`layers_to_capture` while the forward reads each layer's `_is_layer_to_capture` (0.5.17 minimax_m3.py:1401, "
+        ":1511-1524), so EAGLE3 unpacks a plain tensor; the VL class MiniMaxM3SparseForConditionalGeneration has "
+        "neither hook before 0.5.18 (minimax_m3_vl.py:203-231). Other architectures are not judged.",
         fix="Upgrade SGLang to the release given in the message, or serve without EAGLE (NGRAM). No "
         "automatic fix.",
         fix_safety="No fix: the release is the user's choice.",
@@ -147,6 +190,15 @@ RULE = Rule(
         "sglang 0.5.8.post1 / 0.5.9: python/sglang/srt/models/qwen3_next.py (get_embed_and_head :935 only / set_eagle3_layers_to_capture :1139)",
         "sglang 0.5.8.post1 / 0.5.9: python/sglang/srt/models/bailing_moe.py (get_embed_and_head :837 only / set_eagle3_layers_to_capture :1034)",
         "sglang 0.5.2 / 0.5.3rc0: python/sglang/srt/models/bailing_moe.py (BailingMoeForCausalLM :336 has neither hook / get_embed_and_head :816)",
+        "sglang 0.5.4.post1 / 0.5.4.post3: python/sglang/srt/models/glm4.py (no get_embed_and_head / :617), glm4v.py (:464 subclasses Qwen2_5_VLForConditionalGeneration / :546 nn.Module, get_embed_and_head :769)",
+        "sglang 0.5.2rc2 / 0.5.2: python/sglang/srt/models/qwen2_5_vl.py (neither hook / :654-657, inherited by glm4v.py:463)",
+        "sglang 0.5.4.post1: python/sglang/srt/models/qwen2_5_vl.py:594-596 (forward unpacks aux states); glm4.py (no layers_to_capture)",
+        "sglang 0.5.10.post1 / 0.5.11: python/sglang/srt/models/llava.py (no get_embed_and_head / :456-460)",
+        "sglang 0.5.19 / 0.5.20: python/sglang/srt/models/nano_nemotron_vl.py (no get_embed_and_head / :188-189)",
+        "sglang 0.4.0 to 0.5.23: python/sglang/srt/models/qwen2_moe.py (no get_embed_and_head), glm4.py, glm4v.py, glm4v_moe.py, llava.py, nano_nemotron_vl.py (no set_eagle3_layers_to_capture)",
+        "sglang 0.5.23: python/sglang/srt/model_executor/model_runner_components/attention_backend_setup.py:55-60; speculative/pp_draft_embedding.py:95",
+        "sglang 0.5.16 / 0.5.17 / 0.5.18: python/sglang/srt/models/minimax_m3.py:1491-1504 / :1511-1524 / :1631-1635 (capture marks layers from 0.5.18)",
+        "sglang 0.5.17 / 0.5.18: python/sglang/srt/models/minimax_m3_vl.py:57 (neither hook) / :203-231",
         ("sglang 0.5.10 / 0.5.11 / 0.5.21 / 0.5.22: python/sglang/srt/models/qwen3_5.py (no set_eagle3_layers_to_capture "
         "until 0.5.22 :1837-1840), models/qwen3_vl.py (:1398-1409 from 0.5.11; delegates at :1793-1794 in 0.5.22)"),
     ),
@@ -155,5 +207,8 @@ RULE = Rule(
         # and a class whose inner model was never told which layers to capture returns a plain
         # tensor: the traceback prints this source line (0.5.19 qwen3_vl.py:1519).
         r"hidden_states, aux_hidden_states = hidden_states",
+        r"object has no attribute 'get_embed_and_head'",
+        r"object has no attribute 'set_eagle3_layers_to_capture'",
+        r"does not implement set_eagle3_layers_to_capture",
     ),
 )

@@ -52,6 +52,61 @@ from specguard.rules.draft_model import (
     DM179_dflash_draft_activation_unsupported as DM179,
 )
 from specguard.rules.draft_model import DM197_deepseek_v4_speculation_form as DM197
+from specguard.rules.draft_model import DM297_draft_fetched_at_target_revision as DM297
+from specguard.rules.draft_model import DM302_deepseek_v41_speculation_refused as DM302
+from specguard.rules.draft_model import (
+    DM306_dspark_draft_sample_from_anchor_ignored as DM306,
+)
+from specguard.rules.draft_model import (
+    DM321_iquest_q1_speculation_constraints as DM321,
+)
+from specguard.rules.draft_model import (
+    DM323_bailing_mtp_layer_count_not_one as DM323,
+)
+from specguard.rules.draft_model import (
+    DM325_glm_ocr_mtp_draft_ignores_image_inputs as DM325,
+)
+from specguard.rules.draft_model import (
+    DM340_eagle3_head_without_aux_states_fed_aux as DM340,
+)
+from specguard.rules.draft_model import DM341_eagle3_head_norms_ignored as DM341
+from specguard.rules.draft_model import (
+    DM342_dflash_draft_attention_extras_ignored as DM342,
+)
+from specguard.rules.draft_model import (
+    DM343_dflash_draft_heads_not_split_by_tp as DM343,
+)
+from specguard.rules.draft_model import (
+    DM344_dflash_draft_sliding_layers_ignored as DM344,
+)
+from specguard.rules.draft_model import DM345_lilicorr_draft_refused as DM345
+from specguard.rules.draft_model import DM346_eagle3_aux_layer_ids_ignored as DM346
+from specguard.rules.draft_model import (
+    DM347_eagle3_narrow_head_draft_extend_graph as DM347,
+)
+from specguard.rules.draft_model import DM352_glm47_flash_mtp_built_as_gqa as DM352
+from specguard.rules.draft_model import (
+    DM353_mrope_eagle3_draft_graph_positions_zero as DM353,
+)
+from specguard.rules.draft_model import (
+    DM354_qwen3_moe_standalone_draft_loaded_as_mtp as DM354,
+)
+from specguard.rules.draft_model import DM356_mimo_draft_built_as_full_model as DM356
+from specguard.rules.draft_model import (
+    DM372_bailing_nextn_missing_post_load as DM372,
+)
+from specguard.rules.draft_model import (
+    DM400_deepseek_v3_nextn_needs_exported_draft as DM400,
+)
+from specguard.rules.draft_model import DM410_standalone_draft_vocab_refused as DM410
+from specguard.rules.draft_model import (
+    DM411_dflash_selector_draft_without_rank as DM411,
+)
+from specguard.rules.draft_model import DM412_dspark_minimax_draft_refused as DM412
+from specguard.rules.draft_model import (
+    DM413_dspark_draft_without_markov_rank as DM413,
+)
+from specguard.rules.draft_model import DM414_dflash_domino_draft_refused as DM414
 
 RULES = (
     DM001.RULE,
@@ -83,8 +138,33 @@ RULES = (
     DM044.RULE,
     DM080.RULE,
     DM197.RULE,
+    DM302.RULE,
+    DM306.RULE,
     DM176.RULE,
     DM177.RULE,
     DM178.RULE,
     DM179.RULE,
+    DM340.RULE,
+    DM341.RULE,
+    DM342.RULE,
+    DM343.RULE,
+    DM344.RULE,
+    DM345.RULE,
+    DM346.RULE,
+    DM347.RULE,
+    DM321.RULE,
+    DM323.RULE,
+    DM325.RULE,
+    DM297.RULE,
+    DM372.RULE,
+    DM352.RULE,
+    DM353.RULE,
+    DM354.RULE,
+    DM356.RULE,
+    DM400.RULE,
+    DM410.RULE,
+    DM411.RULE,
+    DM412.RULE,
+    DM413.RULE,
+    DM414.RULE,
 )

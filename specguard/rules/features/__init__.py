@@ -50,6 +50,9 @@ from specguard.rules.features import (
     FX262_two_batch_overlap_graph_capture_with_speculation as FX262,
 )
 from specguard.rules.features import FX263_cpu_torch_compile_with_speculation as FX263
+from specguard.rules.features import FX292_spec_v2_verify_without_grammar as FX292
+from specguard.rules.features import FX355_hicache_inkling_mtp_draft_refused as FX355
+from specguard.rules.features import FX361_external_linker_unpacked_draft_kv as FX361
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
          FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
@@ -58,4 +61,7 @@ RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE,
          FX200.RULE,
          FX211.RULE,
          FX262.RULE,
-         FX263.RULE)
+         FX263.RULE,
+         FX292.RULE,
+         FX361.RULE,
+         FX355.RULE)

@@ -14,6 +14,9 @@ from specguard.rules.hybrid._hybrid import (
     runs_extra_buffer,
     strategy_flag,
 )
+from specguard.rules.hybrid.HY312_mamba_lazy_buffer_spec_refused import (
+    lazy_refused_at_start,
+)
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.changes import NGRAM_VERIFY_TRACKS_MAMBA
 
@@ -23,6 +26,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     verifies = algorithm in EAGLE_WORKER_ALGORITHMS or (algorithm == "NGRAM" and ctx.version >= NGRAM_VERIFY_TRACKS_MAMBA.release)
     if not verifies or not is_mamba_radix_target(ctx) or not runs_extra_buffer(ctx):
         return
+    if lazy_refused_at_start(ctx):
+        return  # refused while parsing the arguments (HY312): it never serves
     arch = ctx.target.architecture  # type: ignore[union-attr]
     strategy = mamba_strategy(ctx)
     how = f"{strategy_flag(ctx)} {strategy}" if strategy != "auto" else "'auto', which resolves to extra_buffer here"
@@ -55,7 +60,9 @@ RULE = Rule(
         "The index is None for a request whose ping-pong buffer was never allocated on that path (sglang#27325, "
         "#28484 on 0.5.13, H100 TP1 EAGLE), for one released after finishing in the verify step (sglang#28407, "
         "structured output), and for a fresh request under extra_buffer_lazy (sglang#34786 on 0.5.14). All TP "
-        "schedulers die with the TypeError. PR 27998 guards None (first in 0.5.16, schedule_batch.py:1694-1700).",
+        "schedulers die with the TypeError. PR 27998 guards None (first in 0.5.16, schedule_batch.py:1694-1700). "
+        "extra_buffer_lazy with a typed --speculative-num-draft-tokens never serves: SGLang refuses it while parsing "
+        "the arguments (HY312).",
         fix="Upgrade to 0.5.16 or later; on these releases use `--mamba-scheduler-strategy no_buffer` with "
         "`--disable-radix-cache` (no prefix reuse). No automatic fix.",
         fix_safety="No fix: both ways change what the server caches or which release runs.",

@@ -8,5 +8,26 @@ from specguard.rules.hybrid import HY024_mamba_extra_buffer_verify_none_track as
 from specguard.rules.hybrid import HY110_gdn_flashinfer_verify_tree_draft as HY110
 from specguard.rules.hybrid import HY140_dsv4_draft_tokens_exceed_c4_ring as HY140
 from specguard.rules.hybrid import HY200_mamba1_target_speculation as HY200
+from specguard.rules.hybrid import HY293_nsa_spec_v2_draft_extend_mode as HY293
+from specguard.rules.hybrid import HY294_spec_v2_mamba_state_not_advanced as HY294
+from specguard.rules.hybrid import HY300_dsv4_online_compress_with_speculation as HY300
+from specguard.rules.hybrid import HY310_nsa_target_speculation as HY310
+from specguard.rules.hybrid import HY311_gdn_tree_draft_verified_as_chain as HY311
+from specguard.rules.hybrid import HY312_mamba_lazy_buffer_spec_refused as HY312
+from specguard.rules.hybrid import HY313_lightning_hybrid_tree_draft as HY313
+from specguard.rules.hybrid import HY314_mamba2_target_verify_token_count as HY314
+from specguard.rules.hybrid import HY315_mamba_split_backends_verify_commit as HY315
+from specguard.rules.hybrid import HY316_dsa_kpool_verify_on_rocm as HY316
+from specguard.rules.hybrid import HY350_draft_kv_pool_sized_before_swa_split as HY350
+from specguard.rules.hybrid import HY360_kda_flashinfer_tree_verify as HY360
+from specguard.rules.hybrid import HY364_replayssm_spec_fold_on_non_kda_target as HY364
+from specguard.rules.hybrid import HY370_mamba_no_buffer_overlap_schedule as HY370
+from specguard.rules.hybrid import HY371_gdn_flashinfer_verify_sm100 as HY371
+from specguard.rules.hybrid import (
+         HY374_mamba_track_interval_below_draft_tokens as HY374,
+)
 
-RULES = (HY020.RULE, HY021.RULE, HY022.RULE, HY023.RULE, HY024.RULE, HY110.RULE, HY140.RULE, HY200.RULE)
+RULES = (HY020.RULE, HY021.RULE, HY022.RULE, HY023.RULE, HY024.RULE, HY110.RULE, HY140.RULE, HY200.RULE, HY300.RULE, HY310.RULE, HY311.RULE, HY312.RULE, HY313.RULE, HY314.RULE, HY315.RULE, HY316.RULE,
+         HY293.RULE, HY294.RULE, HY360.RULE, HY364.RULE,
+         HY370.RULE, HY371.RULE, HY374.RULE,
+         HY350.RULE)

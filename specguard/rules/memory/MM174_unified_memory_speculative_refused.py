@@ -42,6 +42,11 @@ ALGORITHMS: tuple[tuple[Change, tuple[str, ...]], ...] = (
 # still have one. 0.5.18-0.5.21 asked it of DSPARK only, whose handler had already set 1.
 CHAIN_ONLY = Change("0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:598-604")
 TREE_CAPABLE = frozenset(UNIFIED_MEMORY_ALGORITHMS) & EAGLE_WORKER_ALGORITHMS
+# A fused EAGLE/EAGLE3 draft has no device pool of its own to back up to host on a PD decode server.
+EAGLE_HOST_POOL_BACKUP_REFUSED = Change(
+    "0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:662-670"
+)
+RETRACTION_BACKUP = "--disaggregation-decode-retraction-backup"
 # PD disaggregation with speculation over the (default) Mooncake transfer backend (0.5.21 kv_cache_hook.py:496-502).
 PD_MOONCAKE_REFUSED = Change("0.5.21", "0.5.21 arg_groups/kv_cache_hook.py:496-502")
 DEFAULT_TRANSFER = "mooncake"
@@ -97,6 +102,20 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 speculative_num_draft_tokens=steps + 1,
             ),
         )
+    # TREE_CAPABLE is the EAGLE family here, whose draft KV is fused into the target's pages.
+    if (
+        EAGLE_HOST_POOL_BACKUP_REFUSED.present_in(ctx.version)
+        and ctx.algorithm in TREE_CAPABLE
+        and ctx.spec.last_value(RETRACTION_BACKUP) == "host_pool"
+    ):
+        yield RULE.finding(
+            f"{ctx.flag(UNIFIED)} with {ctx.algorithm} and {ctx.flag(RETRACTION_BACKUP)} host_pool: the assertion "
+            "'--enable-unified-memory + EAGLE/EAGLE3 does not support --disaggregation-decode-retraction-backup=host_pool' "
+            "fails at argument time (the backup builds the draft's host pool off a device pool a fused EAGLE draft "
+            f"does not have). Drop {ctx.flag(RETRACTION_BACKUP)} or {ctx.flag(UNIFIED)}",
+            flags=(UNIFIED, RETRACTION_BACKUP),
+            fix=fix_of(f"drop {UNIFIED}", Applicability.UNSAFE, _drop_unified()),
+        )
     mode = ctx.spec.get("disaggregation_mode")
     item = ctx.spec.item(TRANSFER)
     transfer = item.values[-1] if item is not None and item.values else DEFAULT_TRANSFER
@@ -127,14 +146,17 @@ RULE = Rule(
         what="`--enable-unified-memory` with any `--speculative-algorithm` (0.5.15-0.5.17), one other than "
         "DSPARK (0.5.18-0.5.21) or other than DSPARK/EAGLE/EAGLE3/DFLASH (0.5.22+); from 0.5.22 an EAGLE/EAGLE3 "
         "draft tree (topk above 1, typed or chosen by SGLang); from 0.5.21 PD disaggregation over the Mooncake "
-        "transfer backend (the default) with any speculative algorithm.",
+        "transfer backend (the default) with any speculative algorithm; from 0.5.22 EAGLE/EAGLE3 with "
+        "`--disaggregation-decode-retraction-backup host_pool`.",
         why="`_handle_unified_memory_pool` runs after the speculative handler and asserts: no speculation at all "
         "(0.5.15 server_args.py:5889-5892, 0.5.17 :7893-7896), DSPARK only (0.5.18 server_args.py:8312-8317; "
         "0.5.19-0.5.21 arg_groups/kv_cache_hook.py, 0.5.21 :545-550), DSPARK/EAGLE/EAGLE3/DFLASH with "
         "`--speculative-eagle-topk` in {None, 1} (0.5.22 kv_cache_hook.py:585-604, 0.5.23 :588-607). By then "
         "the DSPARK and DFLASH handlers have set topk 1, so the tree test bites the EAGLE family only (0.5.18's "
         "DSPARK topk assert, :8318-8324, never could). 0.5.21 added the PD Mooncake refusal (kv_cache_hook.py:"
-        "496-502; 0.5.23 :547-553). The flag is new in 0.5.15. The EAGLE family's further 0.5.22 conditions "
+        "496-502; 0.5.23 :547-553). 0.5.22 refuses EAGLE/EAGLE3 with the host-pool decode retraction backup, which builds "
+        "the draft's host pool off a device pool a fused EAGLE draft does not have (kv_cache_hook.py:662-670; 0.5.23 "
+        ":669-677). The flag is new in 0.5.15. The EAGLE family's further 0.5.22 conditions "
         "(a hybrid-SWA or mamba target, audited attention backends) are not checked here.",
         fix="Drop `--enable-unified-memory` for this algorithm, or on 0.5.22+ draft an EAGLE chain (topk 1).",
         fix_safety="Unsafe: it changes the KV pool layout or the draft tree.",
@@ -151,7 +173,8 @@ RULE = Rule(
         "sglang 0.5.18: python/sglang/srt/server_args.py:3742, 3764 (speculative handling first), 8312-8324",
         "sglang 0.5.21: python/sglang/srt/arg_groups/kv_cache_hook.py:496-502, 545-550",
         "sglang 0.5.22: python/sglang/srt/arg_groups/kv_cache_hook.py:585-604; arg_groups/pipeline.py:294, 326",
-        "sglang 0.5.23: python/sglang/srt/arg_groups/kv_cache_hook.py:547-553, 588-607",
+        "sglang 0.5.22: python/sglang/srt/arg_groups/kv_cache_hook.py:662-670",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/kv_cache_hook.py:547-553, 588-607, 669-677",
     ),
     sglang_versions=">=0.5.15",
     log_signatures=(
@@ -159,5 +182,6 @@ RULE = Rule(
         r"--enable-unified-memory only supports --speculative-algorithm",
         r"--enable-unified-memory supports a linear draft chain only",
         r"--enable-unified-memory with PD disaggregation does not support speculative decoding with the Mooncake",
+        r"--enable-unified-memory \+ EAGLE/EAGLE3 does not support --disaggregation-decode-retraction-backup=host_pool",
     ),
 )

@@ -16,6 +16,9 @@ from specguard.rules.memory import (
     MM215_flashinfer_a2a_decode_graph_token_budget as MM215,
 )
 from specguard.rules.memory import MM216_megamoe_decode_graph_token_budget as MM216
+from specguard.rules.memory import (
+    MM373_rejection_sampling_draft_probs_recycled as MM373,
+)
 
 RULES = (
     MM001.RULE,
@@ -26,4 +29,5 @@ RULES = (
     MM213.RULE,
     MM215.RULE,
     MM216.RULE,
+    MM373.RULE,
 )

@@ -7,17 +7,18 @@ from collections.abc import Iterator
 from specguard.memory.estimate import configured_graph_bs
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.sglang_facts.changes import selector_draft_class
 
-# The DFLASH draft classes that carry a candidate selector (0.5.23 models/dflash.py:1264-1330): their
-# draft sampler is folded into the decode CUDA graph, with static buffers sized to its largest batch.
-SELECTOR_DRAFT_ARCHS = frozenset({"DFlash2DraftModel", "DFlash2BeamDraftModel", "MiniMaxDFlash2DraftModel"})
+# The DFLASH draft classes that carry a candidate selector (SELECTOR_DRAFT_CLASSES; 0.5.23
+# models/dflash.py:1264-1330): their draft sampler is folded into the decode CUDA graph, with static
+# buffers sized to its largest batch.
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm != "DFLASH":
         return
     draft_arch = ctx.draft.architecture if ctx.draft is not None else None
-    if draft_arch is not None and draft_arch not in SELECTOR_DRAFT_ARCHS:
+    if draft_arch is not None and not selector_draft_class(draft_arch, ctx.version):
         return
     mrr = ctx.resolution.max_running_requests
     configured = configured_graph_bs(ctx.spec, ctx.env)

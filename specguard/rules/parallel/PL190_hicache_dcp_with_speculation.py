@@ -6,11 +6,10 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
+from specguard.rules.parallel._parallel import dcp_size
 from specguard.sglang_facts.changes import Change
 
 HICACHE = "--enable-hierarchical-cache"
-# SGLang's decode-context-parallel size and its alias (0.5.15 server_args.py:823-829).
-DCP_FLAGS = ("--dcp-size", "--decode-context-parallel-size")
 # 0.5.18 lets DSPARK through: its host pool translates DCP indices; 0.5.17 refused every algorithm.
 DSPARK_ACCEPTED = Change(
     "0.5.18",
@@ -26,17 +25,6 @@ DEEPSEEK_V3_DCP = (
     "8",
     HICACHE,
 )
-
-
-def dcp_size(ctx: CheckContext) -> tuple[int, str] | None:
-    """The decode-context-parallel size and the flag it was written with, or None when unset or unreadable."""
-    items = [item for item in ctx.spec.items if item.flag in DCP_FLAGS and item.values]
-    if not items:
-        return None
-    try:
-        return int(items[-1].values[-1]), items[-1].flag  # argparse: the last one wins
-    except ValueError:
-        return None
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

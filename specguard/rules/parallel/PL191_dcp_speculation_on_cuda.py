@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, FixAvailability, Rule, RuleDocs
-from specguard.rules.parallel.PL190_hicache_dcp_with_speculation import dcp_size
+from specguard.rules.parallel._parallel import dcp_size
 
 DEEPSEEK_V3_DCP = (
     "--model-path",

@@ -17,7 +17,7 @@ from specguard.rules.examples import GLM52_FACTS, GLM52_FP8_TP8
 from specguard.rules.features.FX083_hicache_dsa_draft_state_not_backed import (
     DSA_ARCHITECTURES,
 )
-from specguard.rules.parallel.PL190_hicache_dcp_with_speculation import dcp_size
+from specguard.rules.parallel._parallel import dcp_size
 
 GLM5_DCP_EAGLE = (
     *GLM52_FP8_TP8,

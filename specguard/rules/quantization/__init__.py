@@ -12,10 +12,12 @@ from specguard.rules.quantization import (
 from specguard.rules.quantization import (
     QT081_quantized_dflash_draft_fc_not_loaded as QT081,
 )
+from specguard.rules.quantization import QT305_minimax_m3_nvfp4_speculation as QT305
 
 RULES = (
     QT040.RULE,
     QT041.RULE,
     QT080.RULE,
     QT081.RULE,
+    QT305.RULE,
 )

@@ -140,8 +140,9 @@ RULE = Rule(
     severity=Severity.ERROR,
     docs=RuleDocs(
         what="Follows `SGLANG_ENABLE_SPEC_V2` through SGLang's releases and checks the topk it runs with.",
-        why="0.5.5-0.5.6: the variable (default off) puts EAGLE and EAGLE3 on the experimental V2 worker with "
-        "no topk check (server_args.py:1539-1552 in 0.5.5 keeps the overlap scheduler on; EAGLE3 shares EAGLE's "
+        why="0.5.4.post1-0.5.6: the variable (default off; 0.5.3.post2-0.5.4 had --enable-beta-spec instead) puts "
+        "EAGLE and EAGLE3 on the experimental V2 worker with no topk check (server_args.py:1434-1447 in 0.5.4.post1 "
+        "and :1539-1552 in 0.5.5 keep the overlap scheduler on; in 0.5.5 EAGLE3 shares EAGLE's "
         "worker factory, speculative/spec_info.py:264-269, 301-305, which returns EAGLEWorkerV2 under overlap). "
         "0.5.7-0.5.10: EAGLE/EAGLE3 (and STANDALONE from "
         "0.5.8, server_args.py:2141) raise 'Spec v2 currently only supports topk = 1' for an explicit topk > 1 (0.5.7 "
@@ -168,6 +169,7 @@ RULE = Rule(
     sources=(
         "seed: sglang-speculative-decoding.md (Speculative Decoding V2 (Overlap Scheduler); Environment variables)",
         "https://github.com/sgl-project/sglang/issues/14077",
+        "sglang 0.5.4.post1: python/sglang/srt/environ.py:234; python/sglang/srt/server_args.py:1434-1447",
         "sglang 0.5.5: python/sglang/srt/environ.py:258; python/sglang/srt/server_args.py:1539-1552; python/sglang/srt/speculative/spec_info.py:264-269, 301-305",
         "sglang 0.5.7: python/sglang/srt/server_args.py:2000-2020",
         "sglang 0.5.11: python/sglang/srt/environ.py:459; python/sglang/srt/server_args.py:3460-3480",

@@ -32,6 +32,20 @@ from specguard.rules.spec_params import (
 from specguard.rules.spec_params import (
     SP264_auto_spec_params_choice_fails as SP264,
 )
+from specguard.rules.spec_params import SP281_skip_dp_mlp_sync_without_eagle as SP281
+from specguard.rules.spec_params import SP291_standalone_overlap_on_v1_worker as SP291
+from specguard.rules.spec_params import (
+    SP296_simulated_acceptance_switch_on as SP296,
+)
+from specguard.rules.spec_params import (
+    SP322_inkling_multi_step_draft_without_multi_layer_eagle as SP322,
+)
+from specguard.rules.spec_params import (
+    SP401_multi_layer_eagle_v1_worker_unpack_crash as SP401,
+)
+from specguard.rules.spec_params import (
+    SP403_eagle_single_step_tree_build_crash as SP403,
+)
 
 RULES = (
     SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,
@@ -40,4 +54,9 @@ RULES = (
     SP170.RULE, SP171.RULE, SP175.RULE,
     SP194.RULE, SP195.RULE, SP196.RULE,
     SP264.RULE,
+    SP281.RULE,
+    SP291.RULE, SP296.RULE,
+    SP322.RULE,
+    SP401.RULE,
+    SP403.RULE,
 )

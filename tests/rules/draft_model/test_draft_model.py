@@ -37,8 +37,8 @@ def findings(rule_code: str, ctx: CheckContext):
     return list(RULES_BY_CODE[rule_code].check(ctx))
 
 
-def ctx_of(argv, target: ModelFacts | None, draft: ModelFacts | None, dialect=Dialect.SGLANG, env=None) -> CheckContext:
-    base = Example(argv=tuple(argv), dialect=dialect, env=env or {}).context()
+def ctx_of(argv, target: ModelFacts | None, draft: ModelFacts | None, dialect=Dialect.SGLANG, env=None, **kw) -> CheckContext:
+    base = Example(argv=tuple(argv), dialect=dialect, env=env or {}, **kw).context()
     return CheckContext.build(base.spec, target, draft, base.env)
 
 
@@ -72,19 +72,25 @@ def test_dm003_eagle3_llama_head_on_qwen_target_is_error() -> None:
 
 def test_dm003_standalone_padding_difference_same_family_is_warning() -> None:
     ctx = ex(("--model-path", "Qwen/Qwen2.5-7B-Instruct", *STANDALONE),
-             {"vocab_size": 152064, "model_type": "qwen2"}, {"vocab_size": 151936, "model_type": "qwen2"})
+             {"vocab_size": 152064, "model_type": "qwen2"}, {"vocab_size": 151936, "model_type": "qwen2"}, sglang_version="0.5.14")
     assert codes("DM003", ctx) == [("DM003", Severity.WARNING)]
 
 
 def test_dm003_standalone_draft_larger_vocab_is_error_even_same_family() -> None:
     ctx = ex(("--model-path", "t/t", *STANDALONE),
-             {"vocab_size": 151936, "model_type": "qwen2"}, {"vocab_size": 152064, "model_type": "qwen2"})
+             {"vocab_size": 151936, "model_type": "qwen2"}, {"vocab_size": 152064, "model_type": "qwen2"}, sglang_version="0.5.14")
     assert codes("DM003", ctx) == [("DM003", Severity.ERROR)]
 
 
 def test_dm003_standalone_real_fixtures_llama_target_qwen_draft() -> None:
-    ctx = ctx_of(("--model-path", str(LLAMA31), *STANDALONE), facts(LLAMA31), facts(QWEN25_7B))
+    ctx = ctx_of(("--model-path", str(LLAMA31), *STANDALONE), facts(LLAMA31), facts(QWEN25_7B), sglang_version="0.5.14")
     assert codes("DM003", ctx) == [("DM003", Severity.ERROR)]
+
+
+def test_dm003_leaves_standalone_to_sglang_s_own_check_from_0_5_15() -> None:
+    ctx = ctx_of(("--model-path", str(LLAMA31), *STANDALONE), facts(LLAMA31), facts(QWEN25_7B), sglang_version="0.5.15")
+    assert findings("DM003", ctx) == []
+    assert codes("DM410", ctx) == [("DM410", Severity.ERROR)]
 
 
 @pytest.mark.parametrize("target,draft", [({"vocab_size": None}, {"vocab_size": 32000}), ({"vocab_size": 32000}, {"vocab_size": None})])
