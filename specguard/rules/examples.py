@@ -59,6 +59,8 @@ QWEN25_7B_NGRAM = ("--model-path", "Qwen/Qwen2.5-7B-Instruct", "--speculative-al
 # (specguard/catalog/models/zai-org/GLM-5.2-FP8): a DSA target with one NextN (MTP) layer.
 GLM52_FP8_TP8 = ("--model-path", "zai-org/GLM-5.2-FP8", "--tp", "8")
 GLM52_FACTS = {"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_layers": 1}
+# DeepSeek-V3 as an MLA target: its architecture and its kv_lora_rank (deepseek-ai/DeepSeek-V3 config.json).
+DEEPSEEK_V3_MLA_FACTS = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
 
 # DeepSeek-V4-Flash with a separate DSPARK draft checkpoint (a local path: DSPARK drafts are trained
 # per deployment).

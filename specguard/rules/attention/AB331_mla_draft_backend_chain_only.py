@@ -21,6 +21,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import DEEPSEEK_V3_MLA_FACTS
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.changes import (
     DEFAULT_BACKEND_PICKED_BEFORE_SPEC,
@@ -155,7 +156,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-DEEPSEEK_V3 = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
 NEXTN_TREE = (
     "--model-path",
     "deepseek-ai/DeepSeek-V3",
@@ -215,13 +215,13 @@ RULE = Rule(
     ),
     bad=Example(
         argv=(*NEXTN_TREE, ATTENTION, "flashinfer"),
-        target=DEEPSEEK_V3,
+        target=DEEPSEEK_V3_MLA_FACTS,
         gpu="H100",
         sglang_version="0.4.4.post4",
     ),
     good=Example(
         argv=(*NEXTN_CHAIN, ATTENTION, "flashinfer"),
-        target=DEEPSEEK_V3,
+        target=DEEPSEEK_V3_MLA_FACTS,
         gpu="H100",
         sglang_version="0.4.4.post4",
     ),

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     set_flags,
 )
+from specguard.rules.examples import DEEPSEEK_V3_MLA_FACTS
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 
 # The architectures ServerArgs.__post_init__ treats as DeepSeek MTP targets (0.5.1 server_args.py:633-634).
@@ -75,13 +76,13 @@ RULE = Rule(
     ),
     bad=Example(
         argv=(*DEEPSEEK_V3_NEXTN, "--page-size", "64"),
-        target={"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512},
+        target=DEEPSEEK_V3_MLA_FACTS,
         gpu="B200",
         sglang_version="0.5.1",
     ),
     good=Example(
         argv=(*DEEPSEEK_V3_NEXTN, "--page-size", "1"),
-        target={"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512},
+        target=DEEPSEEK_V3_MLA_FACTS,
         gpu="B200",
         sglang_version="0.5.1",
     ),

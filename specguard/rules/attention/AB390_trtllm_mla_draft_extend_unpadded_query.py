@@ -15,6 +15,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.examples import DEEPSEEK_V3_MLA_FACTS
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.changes import spec_v2_algorithms
 
@@ -137,7 +138,6 @@ def _fix(ctx: CheckContext) -> Fix:
     )
 
 
-DEEPSEEK_V3 = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
 DEEPSEEK_V3_MTP = (
     "--model-path",
     "deepseek-ai/DeepSeek-V3",
@@ -188,13 +188,13 @@ RULE = Rule(
     ),
     bad=Example(
         argv=(*DEEPSEEK_V3_MTP, "--disable-cuda-graph"),
-        target=DEEPSEEK_V3,
+        target=DEEPSEEK_V3_MLA_FACTS,
         gpu="B200",
         sglang_version="0.5.6.post1",
     ),
     good=Example(
         argv=DEEPSEEK_V3_MTP,
-        target=DEEPSEEK_V3,
+        target=DEEPSEEK_V3_MLA_FACTS,
         gpu="B200",
         sglang_version="0.5.6.post1",
     ),
