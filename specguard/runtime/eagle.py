@@ -380,8 +380,8 @@ class EagleHead(nn.Module):
         assert self.embed_weight is not None and self.head_weight is not None, "load_eagle_head shares them first"
         x = F.linear(torch.cat([F.embedding(tokens, self.embed_weight), hidden], dim=-1), self.fc.weight, self.fc.bias)
         for layer in self.head_layers:
-            h = x if layer.input_layernorm is None else layer.input_layernorm.forward(x)
-            x = x + layer.self_attn.forward(h, cos, sin, where)
+            attn_in = x if layer.input_layernorm is None else layer.input_layernorm.forward(x)
+            x = x + layer.self_attn.forward(attn_in, cos, sin, where)
             x = x + layer.mlp.forward(layer.post_attention_layernorm.forward(x))
         out = x if keep is None else x[keep]
         return F.linear(out, self.head_weight).float(), out

@@ -44,8 +44,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     has_embed_and_head = hooks is None or hooks.present_in(ctx.version)
     capture_gone = NO_EAGLE3_CAPTURE.get(arch or "")
     if ctx.algorithm == "EAGLE3" and capture_gone is not None and capture_gone.present_in(ctx.version):
-        other = ("use EAGLE with an EAGLE-1 head" if has_embed_and_head
-                 else f"use EAGLE with an EAGLE-1 head from SGLang {hooks.first_release}, or NGRAM")
+        if has_embed_and_head or hooks is None:
+            other = "use EAGLE with an EAGLE-1 head"
+        else:
+            other = f"use EAGLE with an EAGLE-1 head from SGLang {hooks.first_release}, or NGRAM"
         yield RULE.finding(
             f"SGLang {ctx.env.sglang_version}'s {arch} has no working set_eagle3_layers_to_capture(), nor does any "
             f"release up to {NEWEST_KNOWN_SGLANG}: the target returns no auxiliary hidden states, and the server dies "
@@ -61,7 +63,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         if inherited is None or not inherited.present_in(ctx.version):
             what = "has no set_eagle3_layers_to_capture(): the server dies with an AttributeError"
         else:
-            origin = "inherits Qwen3-VL's" if arch.startswith("Qwen3_5") else "has a"
+            origin = "inherits Qwen3-VL's" if (arch or "").startswith("Qwen3_5") else "has a"
             what = (f"{origin} set_eagle3_layers_to_capture(), which marks no decoder layer, so the "
                     "target returns no auxiliary hidden states and the EAGLE3 head fails")
         # A class listed in both tables runs EAGLE3 only once it has both hooks.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Finding, Severity
+from specguard.models import Applicability, Category, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.sglang_facts.algorithms import DEEPSEEK_V4_TARGET_SPELLINGS
 from specguard.sglang_facts.changes import DSPARK_ON_DEEPSEEK_V4, Change
@@ -66,7 +66,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         ctx.flag("--speculative-algorithm"),
         ctx.flag("--speculative-eagle-topk"),
     )
-    fix = set_flags(
+    fix: Fix | None = set_flags(
         "write EAGLE with topk 1",
         Applicability.UNSAFE,
         speculative_algorithm="EAGLE",

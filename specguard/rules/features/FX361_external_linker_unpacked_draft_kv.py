@@ -40,7 +40,7 @@ def _unpacked_draft(ctx: CheckContext) -> str | None:
         return f"{algorithm} drafts are never packed"
     # EAGLE/NEXTN packs when every draft runner's config has num_nextn_predict_layers (MTP layers, which the
     # MTP rewrites of configs/model_config.py set to 1). Only an EAGLE head's config is known to lack it.
-    if arch is None or "Eagle" not in arch or draft.num_nextn_predict_layers:
+    if draft is None or arch is None or "Eagle" not in arch or draft.num_nextn_predict_layers:
         return None
     return f"the EAGLE head {arch} has no num_nextn_predict_layers (it is not an MTP draft)"
 
