@@ -12,6 +12,7 @@ from specguard.rules.attention.backends import (
     is_mla_target,
     page_size,
     page_tree_backends,
+    topk_origin,
 )
 from specguard.rules.base import (
     CheckContext,
@@ -120,11 +121,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     refused_at_args = pages > 1 and allowed is not None and main_backend not in allowed
     if refused_at_args and page_size(ctx) > 1:
         return  # AB002 reports the typed page size
-    auto = (
-        ""
-        if ctx.spec.get("speculative_eagle_topk") == topk
-        else " (SGLang's automatic choice)"
-    )
+    auto = topk_origin(ctx, topk)
     named = (
         f"{', '.join(ctx.flag(flag) for flag in flags)} {backend}"
         if flags

@@ -10,6 +10,7 @@ from specguard.rules.attention.backends import (
     attention_backend,
     effective_topk,
     page_size,
+    topk_origin,
 )
 from specguard.rules.base import (
     CheckContext,
@@ -58,11 +59,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if backend != "fa3":
         return
     how = f"{ctx.flag(flag)} fa3" if flag else "SGLang's default backend here (fa3)"
-    auto = (
-        ""
-        if ctx.spec.get("speculative_eagle_topk") == topk
-        else " (SGLang's automatic choice)"
-    )
+    auto = topk_origin(ctx, topk)
     yield RULE.finding(
         f"{how} drafts a tree (topk {topk}{auto}) over pages of {pages} with {steps} steps: SGLang "
         f"{ctx.env.sglang_version}'s fa3 draft decode gives each branch ceil(decode_length / page_size) pages "

@@ -11,6 +11,7 @@ from specguard.rules.attention.backends import (
     effective_topk,
     page_size,
     page_tree_backends,
+    topk_origin,
 )
 from specguard.rules.base import (
     CheckContext,
@@ -92,11 +93,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         if flag
         else f"SGLang's default for {ctx.target.architecture} here (fa3)"
     )
-    auto = (
-        ""
-        if ctx.spec.get("speculative_eagle_topk") == topk
-        else " (SGLang's automatic choice)"
-    )
+    auto = topk_origin(ctx, topk)
     yield RULE.finding(
         f"{how} verifies a tree (topk {topk}{auto}) on {ctx.target.architecture}, whose sliding-window layers "
         f"make fa3 build per-token window metadata, with page size {pages}: SGLang {ctx.env.sglang_version} "

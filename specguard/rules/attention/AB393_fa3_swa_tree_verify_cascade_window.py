@@ -13,6 +13,7 @@ from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     effective_topk,
     page_size,
+    topk_origin,
 )
 from specguard.rules.base import (
     CheckContext,
@@ -47,11 +48,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         if flag
         else f"SGLang's default for {ctx.target.architecture} here (fa3)"
     )
-    auto = (
-        ""
-        if ctx.spec.get("speculative_eagle_topk") == topk
-        else " (SGLang's automatic choice)"
-    )
+    auto = topk_origin(ctx, topk)
     steps = ctx.spec.get("speculative_num_steps") or ctx.resolution.num_steps or 3
     yield RULE.finding(
         f"{how} verifies a tree (topk {topk}{auto}) on {ctx.target.architecture}'s sliding-window layers with "

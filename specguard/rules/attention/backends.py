@@ -49,6 +49,11 @@ def effective_topk(ctx: CheckContext) -> int | None:
     return topk if topk is not None else ctx.spec.get("speculative_eagle_topk")
 
 
+def topk_origin(ctx: CheckContext, topk: int) -> str:
+    """How a message names where ``topk`` came from: nothing when typed, else SGLang's automatic choice."""
+    return "" if ctx.spec.get("speculative_eagle_topk") == topk else " (SGLang's automatic choice)"
+
+
 def page_size(ctx: CheckContext) -> int:
     """The page size SGLang runs with: typed, or forced by the backend (trtllm 64, fa4 128)."""
     return ctx.resolution.page_size or ctx.spec.get("page_size") or 1

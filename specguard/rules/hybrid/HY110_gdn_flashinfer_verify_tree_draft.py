@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
-from specguard.rules.attention.backends import SGLANG_DIALECTS, effective_topk
+from specguard.rules.attention.backends import (
+    SGLANG_DIALECTS,
+    effective_topk,
+    topk_origin,
+)
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -83,7 +87,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         if defaulted
         else f"{', '.join(ctx.flag(flag) for flag in flags)} flashinfer"
     )
-    auto = "" if ctx.spec.get("speculative_eagle_topk") == topk else " (SGLang's automatic choice)"
+    auto = topk_origin(ctx, topk)
     edits = [Edit(name=flag, value="triton") for flag in flags]
     if defaulted:
         edits.append(Edit(name="--linear-attn-decode-backend", value="triton"))
