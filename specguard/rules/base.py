@@ -96,6 +96,13 @@ class CheckContext(Record, kw_only=False):
     def version(self) -> Version:
         return self.env.version
 
+    @property
+    def drafts_from_target_checkpoint(self) -> bool:
+        """No separate draft checkpoint: --speculative-draft-model-path unset or the target's own path, so
+        the draft's layers (MTP/NextN) come from the target's checkpoint and its config.json."""
+        draft_path = self.spec.get("speculative_draft_model_path")
+        return draft_path is None or draft_path == self.spec.get("model_path")
+
     def flag(self, name: str) -> str:
         """How to name a flag to this user: in their dialect's spelling."""
         from specguard.dialects import (

@@ -35,8 +35,7 @@ SEPARATE_HEAD_ALGORITHMS = EAGLE_HEAD_ALGORITHMS
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in SEPARATE_HEAD_ALGORITHMS or not is_mla_target(ctx):
         return
-    draft_path = ctx.spec.get("speculative_draft_model_path")
-    if draft_path is None or draft_path == ctx.spec.get("model_path"):
+    if ctx.drafts_from_target_checkpoint:
         return  # the draft is the target's own MLA NextN layer
     if ctx.draft is not None and ctx.draft.kv_lora_rank is not None:
         return  # an MLA draft (an EAGLE3-MLA head) leaves the flag alone

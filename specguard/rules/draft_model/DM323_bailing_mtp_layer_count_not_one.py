@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Category, Finding, ModelFacts, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -13,22 +13,15 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
+from specguard.rules.draft_model._common import draft_config
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.changes import BAILING_NEXTN_DRAFT
-
-
-def _draft_config(ctx: CheckContext) -> ModelFacts | None:
-    """The config.json SGLang loads as the draft: the target's when no separate draft path is given."""
-    draft_path = ctx.spec.get("speculative_draft_model_path")
-    if draft_path is None or draft_path == ctx.spec.get("model_path"):
-        return ctx.target
-    return ctx.draft
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS:
         return
-    facts = _draft_config(ctx)
+    facts = draft_config(ctx)
     if facts is None:
         return
     rewrite = BAILING_NEXTN_DRAFT.get(facts.architecture or "")

@@ -13,9 +13,7 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
-from specguard.rules.draft_model.DM323_bailing_mtp_layer_count_not_one import (
-    _draft_config,
-)
+from specguard.rules.draft_model._common import draft_config
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
 from specguard.sglang_facts.changes import BAILING_NEXTN_DRAFT
 
@@ -27,7 +25,7 @@ HYBRID_MODEL_TYPE = "bailing_hybrid"
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS:
         return
-    facts = _draft_config(ctx)
+    facts = draft_config(ctx)
     if (
         facts is None
         or facts.model_type is None

@@ -11,6 +11,7 @@ from packaging.version import Version
 from specguard.models import ModelFacts
 from specguard.refs import looks_like_repo_id
 from specguard.resolution import MTP_TARGET_ARCHITECTURES
+from specguard.rules.base import CheckContext
 from specguard.sglang_facts.changes import EAGLE3_AUX_COUNT_FROM_CONFIG
 
 # P25, ``arg_groups/speculative_hook.py:1121-1156`` (``_handle_eagle_family``): for these target
@@ -165,3 +166,8 @@ def eagle3_fc_layout(draft: ModelFacts, version: Version) -> tuple[int, int] | N
 # The ``fc`` of an EAGLE-1/EAGLE-2 head is ``Linear(hidden_size * 2, hidden_size)``: the token's
 # embedding concatenated with one hidden state (``models/llama_eagle.py:91``).
 EAGLE2_FC_FACTOR = 2
+
+
+def draft_config(ctx: CheckContext) -> ModelFacts | None:
+    """The config.json SGLang loads as the draft: the target's when no separate draft path is given."""
+    return ctx.target if ctx.drafts_from_target_checkpoint else ctx.draft

@@ -51,8 +51,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     method = ctx.spec.get("quantization")
     if not method or method.lower() not in NEEDS_CHECKPOINT_CONFIG:
         return
-    draft_path = ctx.spec.get("speculative_draft_model_path")
-    if draft_path is None or draft_path == ctx.spec.get("model_path"):
+    if ctx.drafts_from_target_checkpoint:
         return  # the draft is the target's own checkpoint (MTP): it carries the same config
     if ctx.spec.has("--speculative-draft-model-quantization"):
         return  # the user chose the draft's quantization
