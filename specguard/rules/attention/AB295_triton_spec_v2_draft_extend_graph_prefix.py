@@ -15,7 +15,7 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
-from specguard.rules.parallel.PL290_spec_v2_dp_attention_idle_batch import (
+from specguard.rules.spec_params._spec_v2 import (
     ENV,
     runs_overlapped_spec_v2,
 )

@@ -14,7 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
 )
 from specguard.rules.examples import LLAMA31_8B_EAGLE_CHAIN
-from specguard.rules.parallel.PL290_spec_v2_dp_attention_idle_batch import (
+from specguard.rules.spec_params._spec_v2 import (
     ENV,
     back_to_v1,
     runs_overlapped_spec_v2,

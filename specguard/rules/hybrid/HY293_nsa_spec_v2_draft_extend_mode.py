@@ -17,7 +17,7 @@ from specguard.rules.hybrid.HY310_nsa_target_speculation import (
     NSA_ARCHITECTURES,
     runs_nsa_backend,
 )
-from specguard.rules.parallel.PL290_spec_v2_dp_attention_idle_batch import (
+from specguard.rules.spec_params._spec_v2 import (
     ENV,
     back_to_v1,
     runs_overlapped_spec_v2,

@@ -14,7 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
 )
 from specguard.rules.hybrid._hybrid import is_mamba_radix_target
-from specguard.rules.parallel.PL290_spec_v2_dp_attention_idle_batch import (
+from specguard.rules.spec_params._spec_v2 import (
     ENV,
     back_to_v1,
     runs_overlapped_spec_v2,
