@@ -238,6 +238,9 @@ def weight_facts(header: Header, *, source: str, num_hidden_layers: int | None) 
                 return header[name][1]
         return None
 
+    def shape_containing(part: str) -> tuple[int, ...] | None:
+        return next((shape for name, (_, shape) in sorted(header.items()) if part in name), None)
+
     def shape_ending(suffix: str) -> tuple[int, ...] | None:
         return next((shape for name, (_, shape) in sorted(header.items()) if name == suffix or name.endswith("." + suffix)), None)
 
@@ -248,7 +251,8 @@ def weight_facts(header: Header, *, source: str, num_hidden_layers: int | None) 
         source=source,
         tensor_count=len(header),
         fc_shape=shape_of("fc.weight", "model.fc.weight"),
-        d2t_shape=shape_of("d2t", "model.d2t"),
+        # SGLang's EAGLE3 loader takes any tensor whose name contains "d2t" (0.5.23 llama_eagle3.py:350)
+        d2t_shape=shape_containing("d2t"),
         t2d_shape=shape_of("t2d", "model.t2d"),
         embed_shape=shape_ending("embed_tokens.weight"),
         lm_head_shape=shape_of("lm_head.weight", "model.lm_head.weight"),

@@ -253,3 +253,11 @@ def test_a_local_shard_linked_anywhere_else_is_refused(tmp_path: Path) -> None:
     os.symlink(elsewhere, local / "model.safetensors")
     with pytest.raises(InputError, match="is a symlink to .*elsewhere.safetensors, outside the folder"):
         load_facts(str(local), role="draft", weights=True)
+
+
+def test_a_d2t_table_under_another_prefix_is_the_heads_d2t(tmp_path: Path) -> None:
+    """SGLang's EAGLE3 loader takes any tensor whose name contains "d2t" (0.5.23 llama_eagle3.py:350),
+    so a head that stores it as ``draft_model.d2t`` has one: no false "missing d2t"."""
+    tensors = {("draft_model.d2t" if name == "d2t" else name): spec for name, spec in llama3_head().items()}
+    facts = load_facts(str(write_checkpoint(tmp_path / "head", LLAMA3_EAGLE3, [tensors])), role="draft", weights=True)
+    assert facts.weights is not None and facts.weights.d2t_shape == (32000,)

@@ -8,19 +8,22 @@ from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS, effective_topk
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, set_flags
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.architectures import (
+    MINIMAX_M3_SPARSE_ARCHITECTURES,
+)
 from specguard.sglang_facts.changes import MINIMAX_M3_ROCM_VERIFY
-
-# The MiniMax-M3 entry classes whose attention runs on minimax_sparse_backend (0.5.21 models/minimax_m3.py,
-# models/minimax_m3_vl.py).
-MINIMAX_M3_SPARSE_ARCHS = frozenset({"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"})
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.platform != "rocm":
+    if (
+        ctx.algorithm not in EAGLE_WORKER_ALGORITHMS
+        or gpu is None
+        or gpu.platform != "rocm"
+    ):
         return
     arch = ctx.target.architecture if ctx.target is not None else None
-    if arch not in MINIMAX_M3_SPARSE_ARCHS:
+    if arch not in MINIMAX_M3_SPARSE_ARCHITECTURES:
         return
     if MINIMAX_M3_ROCM_VERIFY.present_in(ctx.version):
         yield from _tree_refused(ctx, arch)
@@ -80,17 +83,47 @@ RULE = Rule(
         fix_safety="Unsafe: the chain changes the draft shape; before 0.5.22 there is no automatic fix.",
     ),
     bad=Example(
-        argv=("--model-path", "amd/MiniMax-M3-MXFP4", "--tp", "4", "--attention-backend", "aiter",
-              "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "Inferact/MiniMax-M3-EAGLE3",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
+        argv=(
+            "--model-path",
+            "amd/MiniMax-M3-MXFP4",
+            "--tp",
+            "4",
+            "--attention-backend",
+            "aiter",
+            "--speculative-algorithm",
+            "EAGLE3",
+            "--speculative-draft-model-path",
+            "Inferact/MiniMax-M3-EAGLE3",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+        ),
         target={"architectures": ("MiniMaxM3SparseForConditionalGeneration",)},
         gpu="MI355X",
         sglang_version="0.5.16",
     ),
     good=Example(
-        argv=("--model-path", "amd/MiniMax-M3-MXFP4", "--tp", "4", "--attention-backend", "aiter",
-              "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "Inferact/MiniMax-M3-EAGLE3",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
+        argv=(
+            "--model-path",
+            "amd/MiniMax-M3-MXFP4",
+            "--tp",
+            "4",
+            "--attention-backend",
+            "aiter",
+            "--speculative-algorithm",
+            "EAGLE3",
+            "--speculative-draft-model-path",
+            "Inferact/MiniMax-M3-EAGLE3",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+        ),
         target={"architectures": ("MiniMaxM3SparseForConditionalGeneration",)},
         gpu="MI355X",
         sglang_version="0.5.22",

@@ -5,22 +5,29 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
-from specguard.rules.attention.AB064_minimax_m3_sparse_verify_rocm import (
-    MINIMAX_M3_SPARSE_ARCHS,
-)
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.architectures import (
+    MINIMAX_M3_SPARSE_ARCHITECTURES,
+)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.platform != "rocm":
+    if (
+        ctx.algorithm not in EAGLE_WORKER_ALGORITHMS
+        or gpu is None
+        or gpu.platform != "rocm"
+    ):
         return
     tp = ctx.spec.get("tp_size") or 1
     if tp <= 1 or ctx.spec.has("--disable-custom-all-reduce"):
         return
-    if ctx.target is not None and ctx.target.architecture in MINIMAX_M3_SPARSE_ARCHS:
+    if (
+        ctx.target is not None
+        and ctx.target.architecture in MINIMAX_M3_SPARSE_ARCHITECTURES
+    ):
         return  # SGLang turns the custom all-reduce off for MiniMax-M3 on ROCm itself
     yield RULE.finding(
         f"{ctx.algorithm} on ROCm ({gpu.name}) at {ctx.flag('--tp-size')} {tp} with the custom all-reduce on: aiter's "
@@ -28,7 +35,11 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         "(reported from 16-32 concurrent requests on MI355X), and the server hangs without an error. Add "
         f"{ctx.flag('--disable-custom-all-reduce')} (RCCL instead, negligible cost per the report)",
         flags=("--disable-custom-all-reduce",),
-        fix=fix_of("use RCCL for the all-reduce", Applicability.UNSAFE, Edit(name="--disable-custom-all-reduce", value=True)),
+        fix=fix_of(
+            "use RCCL for the all-reduce",
+            Applicability.UNSAFE,
+            Edit(name="--disable-custom-all-reduce", value=True),
+        ),
     )
 
 
@@ -53,15 +64,39 @@ RULE = Rule(
         fix_safety="Unsafe: the all-reduce implementation changes (the report measured negligible cost).",
     ),
     bad=Example(
-        argv=("--model-path", "amd/GLM-5.1-MXFP4", "--tp", "4", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4"),
+        argv=(
+            "--model-path",
+            "amd/GLM-5.1-MXFP4",
+            "--tp",
+            "4",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+        ),
         gpu="MI355X",
         sglang_version="0.5.13",
     ),
     good=Example(
-        argv=("--model-path", "amd/GLM-5.1-MXFP4", "--tp", "4", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
-              "--disable-custom-all-reduce"),
+        argv=(
+            "--model-path",
+            "amd/GLM-5.1-MXFP4",
+            "--tp",
+            "4",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+            "--disable-custom-all-reduce",
+        ),
         gpu="MI355X",
         sglang_version="0.5.13",
     ),

@@ -15,9 +15,7 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
-from specguard.rules.hybrid.HY140_dsv4_draft_tokens_exceed_c4_ring import (
-    DSV4_ARCHITECTURES,
-)
+from specguard.sglang_facts.architectures import DSV4_ARCHITECTURES
 
 RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 

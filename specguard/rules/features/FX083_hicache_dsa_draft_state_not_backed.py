@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
+from specguard.sglang_facts.architectures import DSA_ARCHITECTURES
 
 HICACHE = "--enable-hierarchical-cache"
 # 0.5.11 backs the draft's own KV pool up with the target's (sglang#21125; before it FX081 speaks), but on
@@ -13,10 +14,6 @@ HICACHE = "--enable-hierarchical-cache"
 # still left behind. sglang#30393 packs those draft buffers as tail layers of the target's host pool, first
 # shipped in 0.5.18 (mem_cache/hybrid_cache/hybrid_pool_assembler.py:898-918, `mtp_draft_device_pools`;
 # absent from 0.5.15, 0.5.16 and 0.5.17).
-# The DSA (sparse-attention indexer) classes SGLang's is_deepseek_dsa() names whose config always carries
-# index_topk (0.5.17 configs/model_config.py:106-121); DeepseekV3ForCausalLM counts only with index_topk,
-# which specguard does not read, so it stays out.
-DSA_ARCHITECTURES = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -55,17 +52,47 @@ RULE = Rule(
         fix_safety="No automatic fix: dropping HiCache changes cache capacity and TTFT.",
     ),
     bad=Example(
-        argv=("--model-path", "zai-org/GLM-5.2-FP8", "--tp", "8", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
-              HICACHE),
-        target={"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_layers": 1},
+        argv=(
+            "--model-path",
+            "zai-org/GLM-5.2-FP8",
+            "--tp",
+            "8",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+            HICACHE,
+        ),
+        target={
+            "architectures": ("GlmMoeDsaForCausalLM",),
+            "num_nextn_predict_layers": 1,
+        },
         sglang_version="0.5.15.post1",
     ),
     good=Example(
-        argv=("--model-path", "zai-org/GLM-5.2-FP8", "--tp", "8", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
-              HICACHE),
-        target={"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_layers": 1},
+        argv=(
+            "--model-path",
+            "zai-org/GLM-5.2-FP8",
+            "--tp",
+            "8",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "3",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "4",
+            HICACHE,
+        ),
+        target={
+            "architectures": ("GlmMoeDsaForCausalLM",),
+            "num_nextn_predict_layers": 1,
+        },
         sglang_version="0.5.18",
     ),
     sources=(

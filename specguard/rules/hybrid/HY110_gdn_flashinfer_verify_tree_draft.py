@@ -19,21 +19,8 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.architectures import GDN_ARCHITECTURES
 from specguard.sglang_facts.changes import Change
-
-# The targets whose linear-attention layers run SGLang's GDNAttnBackend: the architectures of the
-# configs `ModelRunner.hybrid_gdn_config` accepts (0.5.15.post1 model_runner.py:2341-2353; Qwen3.5's
-# text configs subclass Qwen3NextConfig; InternS2Preview joined in 0.5.12).
-GDN_ARCHITECTURES = frozenset(
-    {
-        "Qwen3NextForCausalLM",
-        "Qwen3_5ForConditionalGeneration",
-        "Qwen3_5MoeForConditionalGeneration",
-        "InternS2PreviewForConditionalGeneration",
-        "JetNemotronForCausalLM",
-        "JetVLMForConditionalGeneration",
-    }
-)
 
 # `GDNKernelDispatcher` sends target verify to the FlashInfer kernel when the decode or prefill
 # backend is flashinfer and, from 0.5.12, only where `FlashInferGDNKernel.supports_target_verify`:
@@ -42,11 +29,19 @@ GDN_ARCHITECTURES = frozenset(
 # (gdn_flashinfer.py:107). So the topk-1 RuntimeError is reached on SM90 from 0.5.10rc0 and on
 # SM100 from 0.5.13; 0.5.16 sends tree verify to Triton (gdn_backend.py:300-304).
 FLASHINFER_VERIFY_BY_SM_MAJOR = {
-    9: Change("0.5.10rc0", "sglang 0.5.10rc0: layers/attention/linear/gdn_backend.py:109-112"),
-    10: Change("0.5.13", "sglang 0.5.13: layers/attention/linear/kernels/gdn_flashinfer.py:107"),
+    9: Change(
+        "0.5.10rc0", "sglang 0.5.10rc0: layers/attention/linear/gdn_backend.py:109-112"
+    ),
+    10: Change(
+        "0.5.13", "sglang 0.5.13: layers/attention/linear/kernels/gdn_flashinfer.py:107"
+    ),
 }
 
-LINEAR_FLAGS = ("--linear-attn-backend", "--linear-attn-decode-backend", "--linear-attn-prefill-backend")
+LINEAR_FLAGS = (
+    "--linear-attn-backend",
+    "--linear-attn-decode-backend",
+    "--linear-attn-prefill-backend",
+)
 
 
 def _typed(ctx: CheckContext, flag: str) -> str | None:
@@ -62,7 +57,13 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     topk = effective_topk(ctx)
     gpu = ctx.env.gpu
-    if topk is None or topk <= 1 or gpu is None or gpu.platform != "cuda" or gpu.compute_capability is None:
+    if (
+        topk is None
+        or topk <= 1
+        or gpu is None
+        or gpu.platform != "cuda"
+        or gpu.compute_capability is None
+    ):
         return
     sm_major = gpu.compute_capability[0]
     change = FLASHINFER_VERIFY_BY_SM_MAJOR.get(sm_major)
@@ -74,7 +75,11 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     # From 0.5.11 an unset decode backend becomes flashinfer on SM100 with --mamba-ssm-dtype bfloat16
     # (0.5.15.post1 server_args.py:4665-4674); 0.5.12 skipped it under speculation, and SM100 reaches
     # the topk test only from 0.5.13, where the default applies again.
-    defaulted = decode is None and sm_major == 10 and _typed(ctx, "--mamba-ssm-dtype") == "bfloat16"
+    defaulted = (
+        decode is None
+        and sm_major == 10
+        and _typed(ctx, "--mamba-ssm-dtype") == "bfloat16"
+    )
     if defaulted:
         decode = "flashinfer"
     decode = decode or base
@@ -97,14 +102,28 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         "the target-verify CUDA-graph capture during startup, or the first verify with CUDA graphs off. Use the "
         f"triton linear-attention backend, {ctx.flag('--speculative-eagle-topk')} 1, or SGLang 0.5.16 or later "
         "(which verifies tree drafts on Triton).",
-        flags=(*flags, *(("--mamba-ssm-dtype",) if defaulted else ()), "--speculative-eagle-topk"),
-        fix=fix_of("verify the linear attention on triton", Applicability.UNSAFE, *edits),
+        flags=(
+            *flags,
+            *(("--mamba-ssm-dtype",) if defaulted else ()),
+            "--speculative-eagle-topk",
+        ),
+        fix=fix_of(
+            "verify the linear attention on triton", Applicability.UNSAFE, *edits
+        ),
     )
 
 
 QWEN3_NEXT_EAGLE_TREE = (
-    "--model-path", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--speculative-algorithm", "NEXTN",
-    "--speculative-num-steps", "3", "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "8",
+    "--model-path",
+    "Qwen/Qwen3-Next-80B-A3B-Instruct",
+    "--speculative-algorithm",
+    "NEXTN",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-eagle-topk",
+    "4",
+    "--speculative-num-draft-tokens",
+    "8",
 )
 
 RULE = Rule(
@@ -152,8 +171,10 @@ RULE = Rule(
         "sglang 0.5.10rc0: python/sglang/srt/layers/attention/linear/gdn_backend.py:109-112; kernels/gdn_flashinfer.py:276-280",
         "sglang 0.5.12: python/sglang/srt/layers/attention/linear/kernels/gdn_flashinfer.py:101 (supports_target_verify on SM90)",
         "sglang 0.5.13: python/sglang/srt/layers/attention/linear/kernels/gdn_flashinfer.py:107 (SM90 and SM100)",
-        ("sglang 0.5.15.post1: python/sglang/srt/layers/attention/linear/gdn_backend.py:134-139; "
-        "kernels/gdn_flashinfer.py:325-329; hybrid_linear_attn_backend.py:459-470, 600-620; server_args.py:4665-4674"),
+        (
+            "sglang 0.5.15.post1: python/sglang/srt/layers/attention/linear/gdn_backend.py:134-139; "
+            "kernels/gdn_flashinfer.py:325-329; hybrid_linear_attn_backend.py:459-470, 600-620; server_args.py:4665-4674"
+        ),
         "sglang 0.5.16: python/sglang/srt/layers/attention/linear/gdn_backend.py:300-304 (tree verify on Triton)",
     ),
     log_signatures=(r"FlashInfer GDN verify kernel only supports topk=1",),

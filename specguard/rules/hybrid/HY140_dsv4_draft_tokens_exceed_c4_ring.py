@@ -14,10 +14,8 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
+from specguard.sglang_facts.architectures import DSV4_ARCHITECTURES
 
-# The target classes whose KV pool is sized by DSV4PoolConfigurator (is_deepseek_v4, 0.5.18
-# configs/model_config.py:137-142, on the hybrid-SWA path).
-DSV4_ARCHITECTURES = frozenset({"DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN", "DeepseekV4ForCausalLMDSpark"})
 # With speculation the c4 compress-state ring holds 16 rows (get_compress_state_ring_size) and
 # serves at most ring - 2 * 4 + 2 = 10 draft tokens (get_compress_state_write_pad).
 C4_RING_SIZE = 16
@@ -28,14 +26,20 @@ DRAFT_TOKENS = "--speculative-num-draft-tokens"
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None or ctx.target is None or not ctx.target.architectures:
         return
-    if not DSV4_ARCHITECTURES.intersection(ctx.target.architectures) or ctx.spec.has("--disable-hybrid-swa-memory"):
+    if not DSV4_ARCHITECTURES.intersection(ctx.target.architectures) or ctx.spec.has(
+        "--disable-hybrid-swa-memory"
+    ):
         return
     if ctx.resolution.adaptive:
         return  # the ring must serve the largest adaptive tier, read from a config file specguard does not open
     draft_tokens = ctx.resolution.num_draft_tokens
     if draft_tokens is None or draft_tokens <= C4_MAX_DRAFT_TOKENS:
         return
-    origin = "" if ctx.spec.has(DRAFT_TOKENS) else f" ({ctx.resolution.set_by.get('num_draft_tokens', 'resolved')})"
+    origin = (
+        ""
+        if ctx.spec.has(DRAFT_TOKENS)
+        else f" ({ctx.resolution.set_by.get('num_draft_tokens', 'resolved')})"
+    )
     fix = None
     if ctx.resolution.eagle_topk == 1 and ctx.algorithm in EAGLE_HEAD_ALGORITHMS:
         fix = set_flags(
@@ -78,14 +82,34 @@ RULE = Rule(
         fix_safety="Unsafe: it shortens the draft.",
     ),
     bad=Example(
-        argv=("--model-path", "deepseek-ai/DeepSeek-V4-Flash", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "11", "--speculative-eagle-topk", "1", DRAFT_TOKENS, "12"),
+        argv=(
+            "--model-path",
+            "deepseek-ai/DeepSeek-V4-Flash",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "11",
+            "--speculative-eagle-topk",
+            "1",
+            DRAFT_TOKENS,
+            "12",
+        ),
         target={"architectures": ("DeepseekV4ForCausalLM",)},
         sglang_version="0.5.18",
     ),
     good=Example(
-        argv=("--model-path", "deepseek-ai/DeepSeek-V4-Flash", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "9", "--speculative-eagle-topk", "1", DRAFT_TOKENS, "10"),
+        argv=(
+            "--model-path",
+            "deepseek-ai/DeepSeek-V4-Flash",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "9",
+            "--speculative-eagle-topk",
+            "1",
+            DRAFT_TOKENS,
+            "10",
+        ),
         target={"architectures": ("DeepseekV4ForCausalLM",)},
         sglang_version="0.5.18",
     ),

@@ -13,16 +13,14 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
-from specguard.rules.hybrid.HY310_nsa_target_speculation import (
-    NSA_ARCHITECTURES,
-    runs_nsa_backend,
-)
+from specguard.rules.hybrid.HY310_nsa_target_speculation import runs_nsa_backend
 from specguard.rules.spec_params._spec_v2 import (
     ENV,
     back_to_v1,
     runs_overlapped_spec_v2,
     v2_switch,
 )
+from specguard.sglang_facts.architectures import NSA_ARCHITECTURES
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

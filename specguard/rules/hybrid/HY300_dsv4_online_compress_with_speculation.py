@@ -14,10 +14,8 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
-from specguard.rules.hybrid.HY140_dsv4_draft_tokens_exceed_c4_ring import (
-    DSV4_ARCHITECTURES,
-)
 from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
+from specguard.sglang_facts.architectures import DSV4_ARCHITECTURES
 from specguard.sglang_facts.changes import DSV4_ONLINE_C128_MTP_EAGLE
 
 ONLINE = "SGLANG_OPT_USE_ONLINE_COMPRESS"

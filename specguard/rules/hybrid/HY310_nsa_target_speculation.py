@@ -14,10 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
 )
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
-
-# SGLang's is_deepseek_nsa: architectures[0] is one of these and config.json carries index_topk
-# (0.5.3rc2 and 0.5.3.post3 configs/model_config.py:52-58).
-NSA_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"})
+from specguard.sglang_facts.architectures import NSA_ARCHITECTURES
 
 ATTENTION_FLAGS = (
     "attention_backend",

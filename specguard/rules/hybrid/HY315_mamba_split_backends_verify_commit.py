@@ -13,10 +13,8 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
-from specguard.rules.hybrid.HY110_gdn_flashinfer_verify_tree_draft import (
-    GDN_ARCHITECTURES,
-)
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.architectures import GDN_ARCHITECTURES
 
 # The targets whose `ModelRunner.mamba2_config` is set in 0.5.9 and 0.5.13 (model_runner.py:1592-1606;
 # :2172-2190): FalconH1, NemotronH (and its Nano VL wrapper), LFM2 and LFM2-MoE.

@@ -15,13 +15,9 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.sglang_facts.architectures import KDA_ARCHITECTURES
 from specguard.sglang_facts.changes import Change
 
-# The targets whose config SGLang reads as kimi_linear and gives the KDA linear-attention backend
-# (0.5.16 attention_registry.py:399-400); the same two get the Kimi speculative hook from 0.5.17.
-KDA_ARCHITECTURES = frozenset(
-    {"KimiLinearForCausalLM", "KimiK3ForConditionalGeneration"}
-)
 FLASHINFER = "flashinfer"
 BASE = "--linear-attn-backend"
 DECODE = "--linear-attn-decode-backend"

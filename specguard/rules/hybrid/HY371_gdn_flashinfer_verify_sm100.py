@@ -14,11 +14,9 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
-from specguard.rules.hybrid.HY110_gdn_flashinfer_verify_tree_draft import (
-    GDN_ARCHITECTURES,
-    LINEAR_FLAGS,
-)
+from specguard.rules.hybrid.HY110_gdn_flashinfer_verify_tree_draft import LINEAR_FLAGS
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.architectures import GDN_ARCHITECTURES
 
 BASE, DECODE, PREFILL = LINEAR_FLAGS
 SSM_DTYPE = "--mamba-ssm-dtype"

@@ -20,12 +20,10 @@ from specguard.rules.hybrid._hybrid import (
     mamba_strategy,
     runs_extra_buffer,
 )
-from specguard.rules.hybrid.HY110_gdn_flashinfer_verify_tree_draft import (
-    GDN_ARCHITECTURES,
-)
 from specguard.rules.hybrid.HY370_mamba_no_buffer_overlap_schedule import (
     old_strategy_flag_refused,
 )
+from specguard.sglang_facts.architectures import GDN_ARCHITECTURES
 
 INTERVAL = "--mamba-track-interval"
 DRAFT_TOKENS = "--speculative-num-draft-tokens"

@@ -15,10 +15,8 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import GLM52_FACTS, GLM52_FP8_TP8
-from specguard.rules.features.FX083_hicache_dsa_draft_state_not_backed import (
-    DSA_ARCHITECTURES,
-)
 from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
+from specguard.sglang_facts.architectures import DSA_ARCHITECTURES
 
 REJECTION = "--speculative-use-rejection-sampling"
 

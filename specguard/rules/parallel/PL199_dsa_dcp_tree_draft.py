@@ -14,10 +14,8 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.rules.examples import GLM52_FACTS, GLM52_FP8_TP8
-from specguard.rules.features.FX083_hicache_dsa_draft_state_not_backed import (
-    DSA_ARCHITECTURES,
-)
 from specguard.rules.parallel._parallel import dcp_size
+from specguard.sglang_facts.architectures import DSA_ARCHITECTURES
 
 GLM5_DCP_EAGLE = (
     *GLM52_FP8_TP8,

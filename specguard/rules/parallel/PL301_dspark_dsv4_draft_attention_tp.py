@@ -15,15 +15,13 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
-from specguard.rules.hybrid.HY140_dsv4_draft_tokens_exceed_c4_ring import (
-    DSV4_ARCHITECTURES,
-)
 from specguard.rules.spec_params._shared import (
     attn_dp_enabled,
     attn_dp_flags,
     device,
     int_flag,
 )
+from specguard.sglang_facts.architectures import DSV4_ARCHITECTURES
 from specguard.sglang_facts.changes import (
     ATTN_DP_SIZE_FLAG,
     DSPARK_DSV4_DRAFT_ATTN_TP_NPU_EXEMPT,

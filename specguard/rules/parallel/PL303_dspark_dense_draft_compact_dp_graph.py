@@ -15,10 +15,8 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
-from specguard.rules.hybrid.HY140_dsv4_draft_tokens_exceed_c4_ring import (
-    DSV4_ARCHITECTURES,
-)
 from specguard.rules.spec_params._shared import attn_dp_enabled, attn_dp_flags
+from specguard.sglang_facts.architectures import DSV4_ARCHITECTURES
 from specguard.sglang_facts.changes import DSPARK_PD_PREFILL_NO_DECODE_GRAPHS, Change
 
 RAGGED = "SGLANG_RAGGED_VERIFY_MODE"

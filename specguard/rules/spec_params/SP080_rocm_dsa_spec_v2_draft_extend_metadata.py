@@ -14,16 +14,18 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
-
-# The DSA (sparse-attention) targets whose draft extend runs the DSA backend.
-DSA_ARCHS = frozenset({"GlmMoeDsaForCausalLM", "DeepseekV32ForCausalLM"})
+from specguard.sglang_facts.architectures import DSA_ARCHITECTURES
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     gpu = ctx.env.gpu
-    if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or gpu is None or gpu.vendor != "amd":
+    if (
+        ctx.algorithm not in EAGLE_WORKER_ALGORITHMS
+        or gpu is None
+        or gpu.vendor != "amd"
+    ):
         return
-    if ctx.target is None or ctx.target.architecture not in DSA_ARCHS:
+    if ctx.target is None or ctx.target.architecture not in DSA_ARCHITECTURES:
         return
     if ctx.resolution.disable_overlap_schedule is not False:
         return
@@ -34,7 +36,11 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         "asserts on them (AssertionError: All of them must not be None); every request then fails with a 500 and "
         "the server dies. Add --disable-overlap-schedule, which the reporter found to run end to end",
         flags=("--disable-overlap-schedule",),
-        fix=set_flags("add --disable-overlap-schedule", Applicability.SAFE, disable_overlap_schedule=True),
+        fix=set_flags(
+            "add --disable-overlap-schedule",
+            Applicability.SAFE,
+            disable_overlap_schedule=True,
+        ),
     )
 
 
@@ -62,16 +68,40 @@ RULE = Rule(
         fix_safety="Safe: only the scheduling overlap is given up.",
     ),
     bad=Example(
-        argv=("--model-path", "zai-org/GLM-5.2-FP8", "--tp", "8", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "5", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "6"),
+        argv=(
+            "--model-path",
+            "zai-org/GLM-5.2-FP8",
+            "--tp",
+            "8",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "5",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "6",
+        ),
         target={"architectures": ("GlmMoeDsaForCausalLM",)},
         gpu="MI350X",
         sglang_version="0.5.14",
     ),
     good=Example(
-        argv=("--model-path", "zai-org/GLM-5.2-FP8", "--tp", "8", "--speculative-algorithm", "EAGLE",
-              "--speculative-num-steps", "5", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "6",
-              "--disable-overlap-schedule"),
+        argv=(
+            "--model-path",
+            "zai-org/GLM-5.2-FP8",
+            "--tp",
+            "8",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "5",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "6",
+            "--disable-overlap-schedule",
+        ),
         target={"architectures": ("GlmMoeDsaForCausalLM",)},
         gpu="MI350X",
         sglang_version="0.5.14",
