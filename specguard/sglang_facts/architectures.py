@@ -48,3 +48,17 @@ KDA_ARCHITECTURES = frozenset(
 MINIMAX_M3_SPARSE_ARCHITECTURES = frozenset(
     {"MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"}
 )
+
+# The targets whose model class defines get_attention_sliding_window_size, which the model runner reads
+# into sliding_window_size and fa3 into has_swa (0.5.1.post3 and 0.5.6 models/gemma2.py, gemma3_causal.py,
+# gemma3_mm.py, gemma3n_causal.py, gemma3n_mm.py, gpt_oss.py; the same in 0.5.23).
+SWA_METHOD_ARCHITECTURES = frozenset(
+    {
+        "Gemma2ForCausalLM",
+        "Gemma3ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "Gemma3nForCausalLM",
+        "Gemma3nForConditionalGeneration",
+        "GptOssForCausalLM",
+    }
+)

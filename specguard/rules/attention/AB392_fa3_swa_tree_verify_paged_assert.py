@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Category, Finding, Severity
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
-    attention_backend,
     effective_topk,
     page_size,
     page_tree_backends,
     topk_origin,
+    verify_backend,
 )
 from specguard.rules.base import (
     CheckContext,
@@ -22,56 +22,7 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
-
-# The targets whose model class defines get_attention_sliding_window_size, which the model runner reads
-# into sliding_window_size and fa3 into has_swa (0.5.1.post3 and 0.5.6 models/gemma2.py, gemma3_causal.py,
-# gemma3_mm.py, gemma3n_causal.py, gemma3n_mm.py, gpt_oss.py; the same in 0.5.23).
-SWA_METHOD_ARCHITECTURES = frozenset(
-    {
-        "Gemma2ForCausalLM",
-        "Gemma3ForCausalLM",
-        "Gemma3ForConditionalGeneration",
-        "Gemma3nForCausalLM",
-        "Gemma3nForConditionalGeneration",
-        "GptOssForCausalLM",
-    }
-)
-# gpt-oss's own default when no backend is typed: fa3 on Hopper (0.5.1.post3 server_args.py:2231-2238;
-# 0.5.6 :1062-1071; 0.5.23 arg_groups/model_overrides/gpt_oss.py:28-33).
-GPT_OSS = "GptOssForCausalLM"
-HOPPER = 9
-BACKEND_FLAGS = (
-    "--attention-backend",
-    "--prefill-attention-backend",
-    "--decode-attention-backend",
-)
-
-
-def verify_backend(ctx: CheckContext) -> tuple[str | None, str | None]:
-    """(backend, flag) that runs target verify: the phase backend speculative_attention_mode names, else
-    --attention-backend, else SGLang's default (0.5.6 layers/attention/hybrid_attn_backend.py:42-51)."""
-    phase = (
-        "--decode-attention-backend"
-        if ctx.spec.last_value("--speculative-attention-mode") == "decode"
-        else "--prefill-attention-backend"
-    )
-    for flag in (phase, "--attention-backend"):
-        value = ctx.spec.last_value(flag)
-        if value is not None:
-            return value, flag
-    gpu, target = ctx.env.gpu, ctx.target
-    if (
-        target is not None
-        and target.architecture == GPT_OSS
-        and gpu is not None
-        and gpu.platform == "cuda"
-        and gpu.compute_capability is not None
-        and gpu.compute_capability[0] == HOPPER
-        and not any(ctx.spec.has(flag) for flag in BACKEND_FLAGS)
-    ):
-        return "fa3", None
-    backend, _ = attention_backend(ctx)  # not typed (read above): SGLang's default
-    return backend, None
+from specguard.sglang_facts.architectures import SWA_METHOD_ARCHITECTURES
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -5,15 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Finding, Severity
-from specguard.rules.attention.AB392_fa3_swa_tree_verify_paged_assert import (
-    SWA_METHOD_ARCHITECTURES,
-    verify_backend,
-)
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     effective_topk,
     page_size,
     topk_origin,
+    verify_backend,
 )
 from specguard.rules.base import (
     CheckContext,
@@ -24,6 +21,7 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
+from specguard.sglang_facts.architectures import SWA_METHOD_ARCHITECTURES
 from specguard.sglang_facts.changes import PAGE_SIZE_KEEPS_TOPK, PAGE_SIZE_RESETS_TOPK
 
 

@@ -127,3 +127,41 @@ def proposed_backend(ctx: CheckContext, *, avoid: frozenset[str] = frozenset()) 
         if backend not in avoid and backend_works(ctx, backend):
             return backend
     return None
+
+
+# gpt-oss's own default when no backend is typed: fa3 on Hopper (0.5.1.post3 server_args.py:2231-2238;
+# 0.5.6 :1062-1071; 0.5.23 arg_groups/model_overrides/gpt_oss.py:28-33).
+GPT_OSS = "GptOssForCausalLM"
+HOPPER = 9
+BACKEND_FLAGS = (
+    "--attention-backend",
+    "--prefill-attention-backend",
+    "--decode-attention-backend",
+)
+
+
+def verify_backend(ctx: CheckContext) -> tuple[str | None, str | None]:
+    """(backend, flag) that runs target verify: the phase backend speculative_attention_mode names, else
+    --attention-backend, else SGLang's default (0.5.6 layers/attention/hybrid_attn_backend.py:42-51)."""
+    phase = (
+        "--decode-attention-backend"
+        if ctx.spec.last_value("--speculative-attention-mode") == "decode"
+        else "--prefill-attention-backend"
+    )
+    for flag in (phase, "--attention-backend"):
+        value = ctx.spec.last_value(flag)
+        if value is not None:
+            return value, flag
+    gpu, target = ctx.env.gpu, ctx.target
+    if (
+        target is not None
+        and target.architecture == GPT_OSS
+        and gpu is not None
+        and gpu.platform == "cuda"
+        and gpu.compute_capability is not None
+        and gpu.compute_capability[0] == HOPPER
+        and not any(ctx.spec.has(flag) for flag in BACKEND_FLAGS)
+    ):
+        return "fa3", None
+    backend, _ = attention_backend(ctx)  # not typed (read above): SGLang's default
+    return backend, None
