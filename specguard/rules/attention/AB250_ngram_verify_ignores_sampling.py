@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
-from specguard.rules.attention.AB201_eagle_verify_ignores_sampling import (
+from specguard.rules.attention._greedy_verify import (
     GREEDY_PLATFORMS,
     platform,
 )
