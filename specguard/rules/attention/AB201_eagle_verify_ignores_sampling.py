@@ -18,6 +18,9 @@ from specguard.sglang_facts.changes import (
     HIP_REJECTION_SAMPLED_VERIFY,
 )
 
+# On a build without the sampling kernel SGLang logs (0.5.13 speculative/eagle_info.py:331):
+# "Tree speculative sampling kernel unavailable (likely AMD/HIP build). Falling back to greedy verification."
+
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     where = platform(ctx)
@@ -28,14 +31,20 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     if where == "rocm" and v2_verify_crashes_on_hip(ctx):
         return
-    if where == "rocm" and HIP_REJECTION_SAMPLED_VERIFY.present_in(ctx.version) and rejection_sampling_on(ctx) is not False:
+    if (
+        where == "rocm"
+        and HIP_REJECTION_SAMPLED_VERIFY.present_in(ctx.version)
+        and rejection_sampling_on(ctx) is not False
+    ):
         return
     remedy = {
         "npu": "SGLang 0.5.20 samples on NPU; upgrade",
-        "rocm": (f"add {ctx.flag('--speculative-use-rejection-sampling')} (0.5.21 and later sample through the "
-                 "Triton chain sampler with it; EAGLE chains get it by default)"
-                 if HIP_REJECTION_SAMPLED_VERIFY.present_in(ctx.version) else
-                 "SGLang 0.5.21 samples on ROCm with --speculative-use-rejection-sampling; upgrade"),
+        "rocm": (
+            f"add {ctx.flag('--speculative-use-rejection-sampling')} (0.5.21 and later sample through the "
+            "Triton chain sampler with it; EAGLE chains get it by default)"
+            if HIP_REJECTION_SAMPLED_VERIFY.present_in(ctx.version)
+            else "SGLang 0.5.21 samples on ROCm with --speculative-use-rejection-sampling; upgrade"
+        ),
         "xpu": "no release samples there yet: serve greedy traffic only, or serve without speculation",
         "cpu": "no release samples there yet: serve greedy traffic only, or serve without speculation",
     }[where]
@@ -48,8 +57,18 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-NPU_EAGLE3 = ("--model-path", "Qwen/Qwen3-8B", "--device", "npu", "--attention-backend", "ascend",
-              "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "Tengyunw/qwen3_8b_eagle3")
+NPU_EAGLE3 = (
+    "--model-path",
+    "Qwen/Qwen3-8B",
+    "--device",
+    "npu",
+    "--attention-backend",
+    "ascend",
+    "--speculative-algorithm",
+    "EAGLE3",
+    "--speculative-draft-model-path",
+    "Tengyunw/qwen3_8b_eagle3",
+)
 
 RULE = Rule(
     check=check,
@@ -103,5 +122,7 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/speculative/eagle_utils.py:485-500,641",
     ),
     # The V1 verify's warning on ROCm, 0.5.1 to 0.5.13 (the later verify warns nothing).
-    log_signatures=(r"Tree speculative sampling kernel unavailable \(likely AMD/HIP build\)",),
+    log_signatures=(
+        r"Tree speculative sampling kernel unavailable \(likely AMD/HIP build\)",
+    ),
 )
