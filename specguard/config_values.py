@@ -62,6 +62,7 @@ MODEL_KEYS: dict[str, Kind] = {
     "dtype": Kind.DTYPE,
     "max_position_embeddings": Kind.POSITIVE_INT,
     "vocab_size": Kind.POSITIVE_INT,
+    "padded_vocab_size": Kind.POSITIVE_INT,
     "draft_vocab_size": Kind.POSITIVE_INT,
     "hidden_size": Kind.POSITIVE_INT,
     "intermediate_size": Kind.POSITIVE_INT,
@@ -70,6 +71,8 @@ MODEL_KEYS: dict[str, Kind] = {
     "num_key_value_heads": Kind.POSITIVE_INT,
     "head_dim": Kind.POSITIVE_INT,
     "num_nextn_predict_layers": Kind.COUNT,
+    # Inkling's banded MTP depths (text_config.mtp_local_layer_ids, configs/inkling.py).
+    "mtp_local_layer_ids": Kind.INT_LIST,
     "tie_word_embeddings": Kind.BOOLEAN,
     # A dense model may state 0 experts; 0 dense layers and 0 shared experts are real configs.
     "num_experts": Kind.COUNT,
@@ -98,6 +101,16 @@ MODEL_KEYS: dict[str, Kind] = {
     "is_causal": Kind.BOOLEAN,
     "use_gemma_norm": Kind.BOOLEAN,
     "hidden_act": Kind.STRING,
+    # Whether transformers' Qwen3Config keeps a DFLASH draft's sliding window (DM440).
+    "use_sliding_window": Kind.BOOLEAN,
+    # A config that opts into SGLang's hybrid sliding-window pools (MM491).
+    "is_hybrid_swa": Kind.BOOLEAN,
+    # Gemma 4 layers that reuse an earlier layer's K/V (AB471).
+    "num_kv_shared_layers": Kind.COUNT,
+    # A DSpark draft's mask token id, which parse_dspark_draft_config reads from the text config first (DM450).
+    "mask_token_id": Kind.COUNT,
+    # A DSpark draft's Markov head, which parse_dspark_draft_config compares as a string (DM451).
+    "markov_head_type": Kind.STRING,
 }
 # Keys read at the top level only (EAGLE3 and DFLASH heads, remote code, quantization).
 TOP_KEYS: dict[str, Kind] = {
@@ -114,8 +127,17 @@ TOP_KEYS: dict[str, Kind] = {
     "norm_before_fc": Kind.BOOLEAN,
     "norm_output": Kind.BOOLEAN,
     "partial_rotary_factor": Kind.POSITIVE_NUMBER,
+    # A DSpark draft's prefixed mask token id and its dspark_config, which parse_dspark_draft_config refuses below 0 (DM450).
+    "dspark_noise_token_id": Kind.COUNT,
+    "dspark_markov_head_type": Kind.STRING,
+    "dspark_config": Kind.OBJECT,
     "quantization_config": Kind.OBJECT,
     "auto_map": Kind.OBJECT,
+    # A multimodal checkpoint's encoder sections (DM464 reads whether they are there).
+    "vision_config": Kind.OBJECT,
+    "audio_config": Kind.OBJECT,
+    # Inkling's MTP section, whose local_layer_ids override text_config.mtp_local_layer_ids.
+    "mtp_config": Kind.OBJECT,
 }
 # Keys read inside an object-valued key (rope scaling is read as transformers 4 and 5 spell it).
 _ROPE_KEYS = {
@@ -141,8 +163,13 @@ NESTED_KEYS: dict[str, dict[str, Kind]] = {
         "attention_value_scale": Kind.POSITIVE_NUMBER,
         "selector_rank": Kind.COUNT,
         "projector_type": Kind.STRING,
+        "mask_token_id": Kind.COUNT,
+        "swa_window_size": Kind.COUNT,
+        "markov_head_type": Kind.STRING,
     },
-    "quantization_config": {"quant_method": Kind.STRING},
+    "dspark_config": {"mask_token_id": Kind.COUNT, "markov_head_type": Kind.STRING},
+    "mtp_config": {"local_layer_ids": Kind.INT_LIST},
+    "quantization_config": {"quant_method": Kind.STRING, "exclude": Kind.NAMES, "quant_algo": Kind.STRING, "quantized_layers": Kind.OBJECT},
 }
 
 _HINT = "fix the config.json (or re-download it)"

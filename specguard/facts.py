@@ -70,7 +70,10 @@ def _directory_facts(path: Path, *, revision: str | None, role: str, weights: bo
     problem = escape(path, "config.json", also_inside=(hub_cache_dir(),))
     if problem is not None:
         raise InputError(f"{config_path} {problem}", hint="copy the model's config.json into its folder")
-    facts = replace(facts_from_file(config_path, source=str(path), revision=revision, origin="local"), folder=str(path))
+    # A DSpark draft shipped as the checkpoint's dspark/ subfolder, which SGLang takes as the draft from 0.5.23 (DM178):
+    # known only for a local directory (a hub cache holds only the files already fetched).
+    dspark_subfolder = (path / DSPARK_DRAFT_SUBFOLDER / "config.json").is_file()
+    facts = replace(facts_from_file(config_path, source=str(path), revision=revision, origin="local"), folder=str(path), dspark_subfolder=dspark_subfolder)
     if weights:
         from specguard.weights import local_weights
 
@@ -149,6 +152,9 @@ def facts_from_file(config_path: Path, *, source: str, revision: str | None = No
 # The top-level config.json keys by which SGLang knows a target checkpoint bundles its DSpark draft
 # (speculative/dspark_components/dspark_config.py checkpoint_bundles_dspark_draft: 0.5.16 :143-155, 0.5.23 :162-174).
 DSPARK_BUNDLE_KEYS = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
+# The subfolder of a target checkpoint SGLang takes as its DSpark draft when it holds a config.json (0.5.23
+# arg_groups/speculative_hook.py:622-663 _target_checkpoint_dspark_subfolder).
+DSPARK_DRAFT_SUBFOLDER = "dspark"
 
 # ModelFacts fields read as one value from config.json: (the type, the keys tried in order, each in
 # the config and then in its ``text_config``).
@@ -156,6 +162,7 @@ _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
     "model_type": (str, ("model_type",)),
     "max_position_embeddings": (int, ("max_position_embeddings",)),
     "vocab_size": (int, ("vocab_size",)),
+    "padded_vocab_size": (int, ("padded_vocab_size",)),
     "draft_vocab_size": (int, ("draft_vocab_size",)),
     "hidden_size": (int, ("hidden_size",)),
     "intermediate_size": (int, ("intermediate_size",)),
@@ -181,6 +188,9 @@ _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
     "is_causal": (bool, ("is_causal",)),
     "use_gemma_norm": (bool, ("use_gemma_norm",)),
     "hidden_act": (str, ("hidden_act",)),
+    "use_sliding_window": (bool, ("use_sliding_window",)),
+    "is_hybrid_swa": (bool, ("is_hybrid_swa",)),
+    "num_kv_shared_layers": (int, ("num_kv_shared_layers",)),
     "use_ngram_embedding": (bool, ("use_ngram_embedding",)),
     "ngram_vocab_size_ratio": (float, ("ngram_vocab_size_ratio",)),
 }
@@ -227,6 +237,8 @@ def facts_from_config(
         rope_theta=_as(float, rope_theta),
         quantization=_as(str, quantization.get("quant_method") if isinstance(quantization, dict) else None),
         moe_nvfp4_packed=_moe_nvfp4_packed(quantization),
+        **_quantization_lists(quantization),
+        encoder_configs=tuple(key for key in ("vision_config", "audio_config") if isinstance(config.get(key), dict)),
         sample_from_anchor=_as(bool, config.get("sample_from_anchor")),
         eagle_aux_hidden_state_layer_ids=tuple(aux) if isinstance(aux, list) and all(isinstance(i, int) for i in aux) else None,
         target_hidden_size=_as(int, config.get("target_hidden_size")),
@@ -249,16 +261,36 @@ def _draft_head_facts(config: dict[str, Any], eagle_config: dict[str, Any], dfla
         "fc_norm": _any_true(config, "fc_norm", "use_aux_norm"),
         "norm_before_fc": _as(bool, eagle_config.get("norm_before_fc", config.get("norm_before_fc"))),
         "norm_output": _as(bool, config.get("norm_output")),
+        "draft_vocab_size_null": config["draft_vocab_size"] is None if "draft_vocab_size" in config else None,
         "dflash_attention_sink_bias": _as(bool, dflash_config.get("attention_sink_bias")),
         "dflash_attention_value_scale": _as(float, dflash_config.get("attention_value_scale")),
         "partial_rotary_factor": _as(float, config.get("partial_rotary_factor")),
         "dflash_selector_rank": _as(int, dflash_config.get("selector_rank", 0)),
         "dflash_projector_type": _as(str, _dflash_key(dflash_config, config, "projector_type")),
+        "dflash_mask_token_id": _as(int, dflash_config.get("mask_token_id")),
+        "mask_token_id": _as(int, config.get("mask_token_id")),
+        "dflash_swa_window_size": _as(int, dflash_config.get("swa_window_size")),
         "dspark_use_dense_ffn": _dspark_use_dense_ffn(config),
         "dspark_markov_rank": _dspark_markov_rank(config, ("dflash_config", "dspark_config")),
         "dspark_markov_rank_without_dflash_config": _dspark_markov_rank(config, ("dspark_config",)),
+        "dspark_mask_token_id": _dspark_mask_token_id(config, dflash_config),
+        "dspark_markov_head_type": _dspark_markov_head_type(config, ("dflash_config", "dspark_config")),
+        "dspark_markov_head_type_without_dflash_config": _dspark_markov_head_type(config, ("dspark_config",)),
         "lilicorr_fields": {key: value for key, value in dflash_config.items() if key.startswith("lilicorr_")} if dflash_config else None,
+        "mtp_local_layer_ids": _mtp_local_layer_ids(config),
     }
+
+
+def _mtp_local_layer_ids(config: dict[str, Any]) -> tuple[int, ...] | None:
+    """Inkling's banded MTP depths as SGLang reads them: a non-empty mtp_config.local_layer_ids replaces
+    text_config.mtp_local_layer_ids (0.5.16 configs/inkling.py:329-334; 0.5.23 :337-342)."""
+    mtp_config = config.get("mtp_config")
+    if isinstance(mtp_config, dict) and mtp_config.get("local_layer_ids"):
+        return _int_tuple(mtp_config["local_layer_ids"])
+    # Without a text_config SGLang builds a default InklingModelConfig (no banded depths) and reads
+    # no top-level key (0.5.16 configs/inkling.py:91-92).
+    text = config.get("text_config")
+    return _int_tuple(text.get("mtp_local_layer_ids")) if isinstance(text, dict) else None
 
 
 def _dspark_use_dense_ffn(config: dict[str, Any]) -> bool | None:
@@ -283,6 +315,33 @@ def _dspark_markov_rank(config: dict[str, Any], nested_keys: tuple[str, ...]) ->
     return 0 if raw is None else _as(int, raw)
 
 
+def _dspark_markov_head_type(config: dict[str, Any], nested_keys: tuple[str, ...]) -> str | None:
+    """parse_dspark_draft_config's markov_head_type, lower-cased as it compares it (0.5.16
+    speculative/dspark_components/dspark_config.py:226-248, 0.5.23 :253-275): the prefixed dspark_markov_head_type,
+    else the DSpark section's (``nested_keys`` merged in order, as for the rank), else the text config's or top-level."""
+    text = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    section: dict[str, Any] = {}
+    for key in nested_keys:
+        section.update(config[key] if isinstance(config.get(key), dict) else {})
+    raw = config["dspark_markov_head_type"] if config.get("dspark_markov_head_type") is not None else section.get("markov_head_type", text.get("markov_head_type", config.get("markov_head_type")))
+    return raw.lower() if isinstance(raw, str) else None
+
+
+def _dspark_mask_token_id(config: dict[str, Any], dflash_config: dict[str, Any]) -> int | None:
+    """parse_dspark_draft_config's mask token id (0.5.16 speculative/dspark_components/dspark_config.py:250-262, 0.5.23
+    :277-289): the prefixed dspark_noise_token_id, else dspark_config's, else the text config's (or top-level) and
+    dflash_config's mask_token_id, in an order the releases differ on (0.5.23 :206-211 merges dflash_config first;
+    0.5.16 reads it last, through dflash_utils.parse_dflash_draft_config): None when those two disagree."""
+    dspark_config = config["dspark_config"] if isinstance(config.get("dspark_config"), dict) else {}
+    for value in (config.get("dspark_noise_token_id"), dspark_config.get("mask_token_id")):
+        if value is not None:
+            return _as(int, value)
+    text = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    plain = text["mask_token_id"] if text.get("mask_token_id") is not None else config.get("mask_token_id")
+    stated = {value for value in (plain, dflash_config.get("mask_token_id")) if value is not None}
+    return _as(int, stated.pop()) if len(stated) == 1 else None
+
+
 def _dflash_key(dflash_config: dict[str, Any], config: dict[str, Any], key: str) -> Any:
     """SGLang's parse_dflash_draft_config: ``dflash_config[key]`` when present, else the top-level key."""
     return dflash_config[key] if key in dflash_config else config.get(key)
@@ -292,6 +351,22 @@ def _any_true(config: dict[str, Any], *keys: str) -> bool | None:
     """SGLang's ``getattr(config, a, None) or getattr(config, b, False)``: None when no key states a bool."""
     stated = [value for value in (_as(bool, config.get(key)) for key in keys) if value is not None]
     return any(stated) if stated else None
+
+
+def _quantization_lists(quantization: Any) -> dict[str, Any]:
+    """What quantization_config lists per module: Quark's exclude (quark.py reads quant_config["exclude"]; QT462) and
+    a ModelOpt MIXED_PRECISION checkpoint's quantized_layers, name -> quant_algo upper-cased as SGLang compares it
+    (0.5.19 configs/model_config.py:1359-1366, modelopt_quant.py:852-870; QT465)."""
+    if not isinstance(quantization, dict):
+        return {"quantization_exclude": None, "quant_algo": None, "quantized_layers": None}
+    layers = quantization.get("quantized_layers")
+    return {
+        "quantization_exclude": _str_tuple(quantization.get("exclude")),
+        "quant_algo": _as(str, quantization.get("quant_algo")),
+        "quantized_layers": {name: str(info.get("quant_algo", "")).upper() for name, info in layers.items() if isinstance(info, dict)}
+        if isinstance(layers, dict)
+        else None,
+    }
 
 
 def _moe_nvfp4_packed(quantization: Any) -> bool | None:

@@ -113,7 +113,13 @@ class ModelFacts(Record):
     rope_scaling: dict[str, Any] | None = None
     rope_theta: float | None = None
     vocab_size: int | None = None
+    # The embedding rows a target declares beside its vocab (e.g. Inkling), which DSPARK bounds its draft's mask
+    # token by from 0.5.18 (DM450).
+    padded_vocab_size: int | None = None
     draft_vocab_size: int | None = None
+    # EAGLE3 heads: the config states "draft_vocab_size": null (True) or a value (False); None when the key is absent.
+    # Before 0.5.2rc0 llama_eagle3.py builds an untied head's lm_head with that None (DM421).
+    draft_vocab_size_null: bool | None = None
     hidden_size: int | None = None
     intermediate_size: int | None = None
     num_hidden_layers: int | None = None
@@ -121,11 +127,24 @@ class ModelFacts(Record):
     num_key_value_heads: int | None = None
     head_dim: int | None = None
     num_nextn_predict_layers: int | None = None
+    # Inkling: the MTP depths built as banded (sliding-window) blocks, mtp_config.local_layer_ids (which wins) or
+    # text_config.mtp_local_layer_ids (0.5.16 configs/inkling.py:329-334); None when the config has neither key.
+    mtp_local_layer_ids: tuple[int, ...] | None = None
     tie_word_embeddings: bool | None = None
     quantization: str | None = None
     # quantization_config names packed NVFP4 experts (moe_quant_algo NVFP4, moe_quant_format nvfp4-pack-quantized):
     # a MiniMax-M3.1 checkpoint that declares mxfp8 and SGLang serves as minimax_m3_nvfp4 (0.5.23; QT305).
     moe_nvfp4_packed: bool | None = None
+    # quantization_config.exclude: the modules a Quark checkpoint keeps unquantized (QT462 reads its mtp.* entries,
+    # which SGLang 0.5.12+ takes to mean a BF16 MTP module).
+    quantization_exclude: tuple[str, ...] | None = None
+    # quantization_config.quant_algo (ModelOpt: FP8, NVFP4, MIXED_PRECISION, ...) and, for MIXED_PRECISION, its
+    # quantized_layers as module name -> quant_algo (upper case); QT465 reads the mtp.* entries.
+    quant_algo: str | None = None
+    quantized_layers: dict[str, str] | None = None
+    # The encoder sections config.json holds as objects, of vision_config and audio_config (a MiMo-V2 checkpoint is
+    # multimodal only with both: 0.5.11 models/mimo_v2.py:1038-1040; DM464).
+    encoder_configs: tuple[str, ...] | None = None
     eagle_aux_hidden_state_layer_ids: tuple[int, ...] | None = None
     # EAGLE3 heads: SGLang sizes fc as target_hidden_size (else hidden_size) times
     # num_aux_hidden_states (else the number of aux layer ids, else 3); llama_eagle3.py:151-167.
@@ -167,13 +186,39 @@ class ModelFacts(Record):
     dspark_use_dense_ffn: bool | None = None
     # DFLASH drafts' projector (DM414): dflash_config.projector_type, else the top-level one ("domino": a Domino draft).
     dflash_projector_type: str | None = None
+    # DFLASH drafts' mask token id (DM441): dflash_config.mask_token_id, which every release reads, and the top-level
+    # mask_token_id, which parse_dflash_draft_config falls back to from 0.5.18.
+    dflash_mask_token_id: int | None = None
+    mask_token_id: int | None = None
+    # DFLASH drafts' sliding window (DM440): use_sliding_window, without which transformers' Qwen3Config drops the
+    # sliding_window that sliding_attention layers need, and dflash_config.swa_window_size, which 0.5.19+ takes
+    # instead for Nemotron-3.5 drafts.
+    use_sliding_window: bool | None = None
+    # A config.json that opts into SGLang's hybrid sliding-window pools under an architecture off its list
+    # (is_hybrid_swa_model reads the text config's is_hybrid_swa; MM491).
+    is_hybrid_swa: bool | None = None
+    # Gemma 4's last num_kv_shared_layers layers read the K/V of an earlier layer and pass none of their own
+    # (models/gemma4_causal.py); aiter's legacy target verify refuses them from 0.5.20 (AB471).
+    num_kv_shared_layers: int | None = None
+    dflash_swa_window_size: int | None = None
     # DSpark drafts' markov_rank as parse_dspark_draft_config resolves it (0 when no key states it; DM413): the prefixed
     # dspark_markov_rank, else dspark_config's, else the text config's or top-level markov_rank. 0.5.23 also reads
     # dflash_config (under dspark_config), where published DSpark drafts keep it; 0.5.16-0.5.22 do not.
     dspark_markov_rank: int | None = None
     dspark_markov_rank_without_dflash_config: int | None = None
+    # DSpark drafts' mask token id as parse_dspark_draft_config resolves it (DM450): the prefixed dspark_noise_token_id,
+    # else dspark_config's, else the text config's, top-level or dflash_config's mask_token_id (None when none is
+    # stated, or when the last two disagree: 0.5.23 reads dflash_config first, 0.5.16-0.5.22 last).
+    dspark_mask_token_id: int | None = None
+    # DSpark drafts' markov_head_type as parse_dspark_draft_config resolves it, lower-cased (DM451): read like the rank,
+    # with dflash_config from 0.5.23 and without it before.
+    dspark_markov_head_type: str | None = None
+    dspark_markov_head_type_without_dflash_config: str | None = None
     # A target checkpoint that bundles its DSpark draft: any dspark_* key of DSPARK_BUNDLE_KEYS (facts.py).
     dspark_draft_bundled: bool | None = None
+    # A target checkpoint (a local directory) with a dspark/ subfolder holding a config.json, which SGLang takes as the
+    # DSpark draft from 0.5.23 (DM178); None when the checkpoint is not a local directory.
+    dspark_subfolder: bool | None = None
     # DSpark drafts: the top-level sample_from_anchor (false: draft from the gamma non-anchor query rows), which
     # SGLang reads from 0.5.19 (speculative/dspark_components/dspark_config.py get_dspark_sample_from_anchor; DM306).
     sample_from_anchor: bool | None = None

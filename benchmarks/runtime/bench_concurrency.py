@@ -4,7 +4,7 @@ EAGLE3 chain, NGRAM; tiny pair and tiny EAGLE3 head), for the batched scheduler 
 plain decode steps and speculative rounds of every running request batched together) against the
 queued one (first-in first-out, batch size 1) in the same run.
 
-    python benchmarks/runtime/bench_concurrency.py [--new-tokens 64] [--requests-per-client 2] [--repeats 1]
+    python benchmarks/runtime/bench_concurrency.py [--new-tokens 64] [--requests-per-client 8] [--repeats 1]
         [--modes plain,eagle3,standalone,...]
 
 Every mode's two servers (``--scheduler batched|queued``) run side by side, each a real
@@ -12,8 +12,11 @@ Every mode's two servers (``--scheduler batched|queued``) run side by side, each
 each level (only one is loaded at a time, the order reversed every other of ``--repeats``), so
 machine-load drift hits every mode and both schedulers alike. At concurrency ``c``, ``c``
 clients each send ``--requests-per-client`` greedy ``/generate`` requests of ``--new-tokens``
-tokens (``ignore_eos``) one after another; aggregate tokens/s is all tokens over the wall-clock
-time of the whole level, latency is per request (p99 of a few dozen requests is close to the
+tokens (``ignore_eos``) one after another (8 by default: a concurrency-16 level of 2 requests per
+client lasted about 0.3 s, shorter than this 2-core machine's scheduling noise, and a fifth of
+its EAGLE3 iterations ran below 16 rows, in the tail where the last requests finish at different
+rounds: bench_server_overhead.py); aggregate tokens/s is all tokens over the wall-clock time of
+the whole level, latency is per request (p99 of a few dozen requests is close to the
 maximum). Every response's tokens, of every mode, are checked against plain greedy decoding
 (the plain queued server's answer for the same prompt); a mismatch is reported and fails the run
 (exit 1). The run ends with the issue's targets (EAGLE3 at concurrency 16 against concurrency 1
@@ -145,7 +148,7 @@ def measure(url: str, concurrency: int, per_client: int, new_tokens: int) -> dic
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--new-tokens", type=int, default=64)
-    parser.add_argument("--requests-per-client", type=int, default=2)
+    parser.add_argument("--requests-per-client", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=1, help="timed rounds per level and scheduler (best kept)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--modes", default=",".join(MODE_KEYS), help=f"comma-separated, of {', '.join(MODE_KEYS)}")

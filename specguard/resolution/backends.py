@@ -10,6 +10,9 @@ from specguard.models import Dialect, Environment, ModelFacts
 from specguard.resolution.common import canonical_algorithm, is_mla
 from specguard.sglang_facts.changes import (
     DEFAULT_BACKEND_PICKED_BEFORE_SPEC,
+    DFLASH_DRAFT_TRTLLM_MHA,
+    DFLASH_DRAFT_TRTLLM_MHA_FA4_ON_SM100,
+    FA4_PAGE_ONE_FOR_DIFFUSION_GEMMA,
     TRTLLM_DEFAULT_ON_SM100,
 )
 from specguard.spec import LaunchSpec
@@ -38,6 +41,8 @@ TRTLLM_MLA_ON_SM100_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "Deepsee
 # The draft backends a DFLASH draft may run (sglang 0.5.23 arg_groups/choices.py:103-111).
 DRAFT_ATTENTION_BACKEND_CHOICES = frozenset({"flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu"})
 TRTLLM_MHA_PAGE_SIZES = (16, 32, 64, 128)
+# Targets fa4 on SM100 gives page size 1 instead of 128 (FA4_PAGE_ONE_FOR_DIFFUSION_GEMMA; any of config.json's architectures).
+FA4_PAGE_ONE_ARCHITECTURES = frozenset({"DiffusionGemmaForBlockDiffusion"})
 TRTLLM_MLA_PAGE_SIZES = (32, 64)
 
 
@@ -99,7 +104,8 @@ def _mha_default_backend(
 def resolved_page_size(spec: LaunchSpec, target: ModelFacts | None, env: Environment, backend: str | None) -> int:
     """The page size after the backends' constraints, which run before the speculative hook
     (sglang 0.5.23 ``overrides.py:1144-1196`` trtllm_mla/trtllm_mha, ``:1274-1295`` fa4 on SM100
-    for non-MLA targets while the *typed* topk is at most 1, ``:1341`` default 1)."""
+    for non-MLA targets while the *typed* topk is at most 1 (1 for a DiffusionGemma target from 0.5.22),
+    ``:1341`` default 1)."""
     page = spec.get("page_size")
     if spec.dialect is Dialect.SGL_JAX:
         return page or 1
@@ -111,12 +117,17 @@ def resolved_page_size(spec: LaunchSpec, target: ModelFacts | None, env: Environ
         page = 64
     sm100 = env.gpu is not None and env.gpu.platform == "cuda" and env.gpu.compute_capability is not None and env.gpu.compute_capability[0] == 10
     if "fa4" in targets and sm100 and not is_mla(target) and (spec.get("speculative_eagle_topk") or 0) <= 1:
-        page = 128
+        page = 1 if _fa4_keeps_page_one(target, env) else 128
     return page or 1
 
 
-def dflash_draft_backend(spec: LaunchSpec, target_backend: str | None, env: Environment) -> str | None:
-    """P78: sglang 0.5.23 ``speculative_hook.py:886-987``."""
+def _fa4_keeps_page_one(target: ModelFacts | None, env: Environment) -> bool:
+    architectures = set(target.architectures or ()) if target is not None else set()
+    return FA4_PAGE_ONE_FOR_DIFFUSION_GEMMA.present_in(env.version) and bool(architectures & FA4_PAGE_ONE_ARCHITECTURES)
+
+
+def dflash_draft_backend(spec: LaunchSpec, target_backend: str | None, env: Environment, draft: ModelFacts | None) -> str | None:
+    """P78: sglang 0.5.23 ``speculative_hook.py:886-987``; trtllm_mha by release (``DFLASH_DRAFT_TRTLLM_MHA*``)."""
     fallback = "triton" if env.platform == "rocm" else "flashinfer"
     backend = spec.get("speculative_draft_attention_backend")
     if backend is None:
@@ -126,8 +137,22 @@ def dflash_draft_backend(spec: LaunchSpec, target_backend: str | None, env: Envi
     if backend not in DRAFT_ATTENTION_BACKEND_CHOICES:
         return fallback
     if backend == "trtllm_mha":
-        # Kept only for an all-sliding-window or explicitly causal draft; the DFLASH drafts
-        # published so far are neither (the SpecForge template has no is_causal).
+        if not DFLASH_DRAFT_TRTLLM_MHA.present_in(env.version):
+            return fallback
+        if _draft_runs_trtllm_mha(draft):
+            return backend
         gpu = env.gpu
-        return "fa4" if gpu is not None and gpu.compute_capability and gpu.compute_capability[0] == 10 else fallback
+        sm100 = gpu is not None and gpu.compute_capability is not None and gpu.compute_capability[0] == 10
+        return "fa4" if sm100 and DFLASH_DRAFT_TRTLLM_MHA_FA4_ON_SM100.present_in(env.version) else fallback
     return backend
+
+
+def _draft_runs_trtllm_mha(draft: ModelFacts | None) -> bool:
+    """An all-sliding-window or explicitly causal draft config keeps trtllm_mha (0.5.17 speculative_hook.py:464-495, 0.5.23 :945-980).
+    Unknown (no config at hand) counts as neither, as the DFLASH drafts published so far are (the SpecForge
+    template has no is_causal and full-attention layers)."""
+    if draft is None:
+        return False
+    layer_types = draft.layer_types or ()
+    all_sliding = bool(layer_types) and len(layer_types) == draft.num_hidden_layers and set(layer_types) == {"sliding_attention"}
+    return all_sliding or draft.is_causal is True

@@ -11,13 +11,17 @@ from specguard.sglang_facts.algorithms import (
     MIXED_CHUNK_OFF_ALGORITHMS,
 )
 from specguard.sglang_facts.changes import (
+    DFLASH_KEEPS_OVERLAP,
     FROZEN_KV_MTP_OVERLAP,
+    MIXED_CHUNK_OFF_BEFORE_PER_ALGORITHM,
     MIXED_CHUNK_PER_ALGORITHM,
     NGRAM_KEEPS_OVERLAP,
     SPEC_V2_ALWAYS,
     SPEC_V2_DEFAULT_ON,
     SPEC_V2_ENV_ADDED,
+    SPEC_V2_ENV_FORCES_OVERLAP,
     SPEC_V2_ENV_REMOVED,
+    as_of,
     spec_v2_algorithms,
 )
 from specguard.spec import LaunchSpec
@@ -26,7 +30,18 @@ from specguard.spec import LaunchSpec
 def mixed_chunk_unsupported(algorithm: str | None, env: Environment) -> bool:
     if algorithm in MIXED_CHUNK_OFF_ALGORITHMS:
         return True
-    return not MIXED_CHUNK_PER_ALGORITHM.present_in(env.version) and algorithm in (EAGLE_WORKER_SPELLINGS | {"DFLASH"})
+    return not MIXED_CHUNK_PER_ALGORITHM.present_in(env.version) and algorithm in (
+        EAGLE_WORKER_SPELLINGS | MIXED_CHUNK_OFF_BEFORE_PER_ALGORITHM
+    )
+
+
+def spec_v2_env_overrides_overlap_flag(spec: LaunchSpec, algorithm: str | None, version: Version) -> bool:
+    """Whether SGLANG_ENABLE_SPEC_V2=1 keeps the overlap scheduler on whatever --disable-overlap-schedule
+    says: while SpecV2 is opt-in, SGLang sets disable_overlap_schedule back to False for the algorithms of
+    ``SPEC_V2_ENV_FORCES_OVERLAP`` (EAGLE alone before 0.5.7); 0.5.11 keeps the flag."""
+    if not SPEC_V2_ENV_ADDED.present_in(version) or SPEC_V2_DEFAULT_ON.present_in(version):
+        return False
+    return algorithm in as_of(SPEC_V2_ENV_FORCES_OVERLAP, version, frozenset({"EAGLE"})) and spec.env_flag("SGLANG_ENABLE_SPEC_V2")
 
 
 def overlap_forced_off(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment) -> bool:
@@ -40,6 +55,8 @@ def overlap_forced_off(spec: LaunchSpec, algorithm: str | None, topk: int | None
         return not NGRAM_KEEPS_OVERLAP.present_in(version)
     if algorithm == "FROZEN_KV_MTP":
         return not FROZEN_KV_MTP_OVERLAP.present_in(version)
+    if algorithm == "DFLASH":
+        return not DFLASH_KEEPS_OVERLAP.present_in(version)
     if algorithm not in EAGLE_WORKER_SPELLINGS:
         return False
     return _spec_v2_off(spec, algorithm, version)

@@ -13,7 +13,11 @@ from specguard.resolution.backends import (
 )
 from specguard.resolution.common import canonical_algorithm
 from specguard.resolution.cuda_graph import cuda_graph_max_bs
-from specguard.resolution.overlap import mixed_chunk_unsupported, overlap_forced_off
+from specguard.resolution.overlap import (
+    mixed_chunk_unsupported,
+    overlap_forced_off,
+    spec_v2_env_overrides_overlap_flag,
+)
 from specguard.resolution.parallel import attention_dp_size
 from specguard.resolution.result import Resolution
 from specguard.resolution.sgl_jax import resolve_sgl_jax
@@ -37,7 +41,7 @@ def resolve(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
     set_by: dict[str, str] = {}
     values = _speculative_values(spec, raw_algorithm, target, draft, env, set_by)
     values.update(_scheduler_values(spec, values["algorithm"], values["eagle_topk"], env, set_by))
-    values.update(_backend_values(spec, values["algorithm"], values["eagle_topk"], target, env, set_by))
+    values.update(_backend_values(spec, values["algorithm"], values["eagle_topk"], target, draft, env, set_by))
     values["cuda_graph_max_bs"] = _graph_max_bs(spec, env, set_by)
     return Resolution(**values, attention_dp_size=attention_dp, set_by=set_by)
 
@@ -49,7 +53,7 @@ def _speculative_values(
     if algorithm != raw_algorithm:
         set_by["algorithm"] = "NEXTN is an alias of EAGLE" if raw_algorithm.upper() == "NEXTN" else "upper-cased"
     values: dict[str, Any] = {"algorithm": algorithm, "draft_model_path": draft_model_path(spec, algorithm, target, set_by)}
-    adaptive, off_reason = adaptive_decision(spec, algorithm, spec.get("speculative_eagle_topk"), env)
+    adaptive, off_reason = adaptive_decision(spec, algorithm, target, env)
     if adaptive is not None:
         values.update(adaptive=adaptive, adaptive_off_reason=off_reason)
     steps, topk, draft_tokens = speculative_params(spec, algorithm, target, draft, adaptive is True, set_by, env.version)
@@ -65,14 +69,28 @@ def _scheduler_values(spec: LaunchSpec, algorithm: str | None, topk: int | None,
         mixed = False
         set_by["enable_mixed_chunk"] = f"{algorithm} does not support mixed chunked prefill"
     overlap_off = spec.get("disable_overlap_schedule")
+    env_overrides_flag = spec_v2_env_overrides_overlap_flag(spec, algorithm, env.version)
+    if overlap_off and env_overrides_flag:
+        overlap_off = False
+        set_by["disable_overlap_schedule"] = "SGLANG_ENABLE_SPEC_V2=1 turns the overlap scheduler back on in this release"
     if not overlap_off and overlap_forced_off(spec, algorithm, topk, env):
         overlap_off = True
         set_by["disable_overlap_schedule"] = "the overlap scheduler does not run this speculative configuration"
-    return {"enable_mixed_chunk": mixed, "disable_overlap_schedule": overlap_off}
+    return {
+        "enable_mixed_chunk": mixed,
+        "disable_overlap_schedule": overlap_off,
+        "spec_v2_env_overrides_overlap_flag": env_overrides_flag,
+    }
 
 
 def _backend_values(
-    spec: LaunchSpec, algorithm: str | None, topk: int | None, target: ModelFacts | None, env: Environment, set_by: dict[str, str]
+    spec: LaunchSpec,
+    algorithm: str | None,
+    topk: int | None,
+    target: ModelFacts | None,
+    draft: ModelFacts | None,
+    env: Environment,
+    set_by: dict[str, str],
 ) -> dict[str, Any]:
     """The target's attention backend, the page size it allows, and DFLASH's draft backend."""
     backend = spec.get("attention_backend")
@@ -85,7 +103,7 @@ def _backend_values(
         set_by["page_size"] = f"{backend if backend in ('fa4', 'trtllm_mla') else 'trtllm_mha'} only runs this page size"
     draft_backend = spec.get("speculative_draft_attention_backend")
     if algorithm == "DFLASH":
-        resolved = dflash_draft_backend(spec, backend, env)
+        resolved = dflash_draft_backend(spec, backend, env, draft)
         if resolved != draft_backend:
             set_by["draft_attention_backend"] = "DFLASH's draft runs a supported backend (the target's prefill backend by default)"
         draft_backend = resolved

@@ -20,6 +20,8 @@ class Resolution(Record):
     page_size: int | None = None  # the KV page size after the backends' page constraints
     cuda_graph_max_bs: int | None = None  # the decode CUDA-graph max batch size at argument time
     disable_overlap_schedule: bool | None = None
+    # SGLANG_ENABLE_SPEC_V2=1 keeps the overlap scheduler on over --disable-overlap-schedule (0.5.4.post1-0.5.10.post1)
+    spec_v2_env_overrides_overlap_flag: bool = False
     enable_mixed_chunk: bool | None = None
     # --speculative-adaptive: True when SGLang runs it, False when it switches it off, None when not asked
     adaptive: bool | None = None

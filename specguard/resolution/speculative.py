@@ -20,13 +20,16 @@ from specguard.sglang_facts.algorithms import (
     EAGLE_WORKER_SPELLINGS,
 )
 from specguard.sglang_facts.changes import (
+    ADAPTIVE_PARAMS_BEFORE_AUTO,
     ADAPTIVE_WITH_OVERLAP,
     AUTO_SPEC_PARAMS,
+    DSPARK_PARAMS,
     as_of,
 )
 from specguard.sglang_facts.defaults import (
     ADAPTIVE_DEFAULT_STEPS,
     DFLASH_DEFAULT_BLOCK_SIZE,
+    DSPARK_DEFAULT_GAMMA,
     MAX_RUNNING_REQUESTS_FOR_SPEC_BY_RELEASE,
     NGRAM_DEFAULT_DRAFT_TOKENS,
     NGRAM_DEFAULT_MAX_BFS_BREADTH,
@@ -83,14 +86,28 @@ def draft_model_path(spec: LaunchSpec, algorithm: str | None, target: ModelFacts
     return path
 
 
-def adaptive_decision(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment) -> tuple[bool | None, str | None]:
+def adaptive_decision(spec: LaunchSpec, algorithm: str | None, target: ModelFacts | None, env: Environment) -> tuple[bool | None, str | None]:
     """(runs, why not) for ``--speculative-adaptive``; (None, None) when it is not asked for."""
     if not spec.has("--speculative-adaptive"):
         return None, None
+    topk = _topk_adaptive_sees(spec, algorithm, target, env.version)
     # Adaptive runs chains, so topk 1 is what the overlap scheduler would be judged with.
     overlap_off = bool(spec.get("disable_overlap_schedule")) or overlap_forced_off(spec, algorithm, 1, env)
     reason = adaptive_off_reason(spec, algorithm, topk, env, overlap_off=overlap_off)
     return reason is None, reason
+
+
+def _topk_adaptive_sees(spec: LaunchSpec, algorithm: str | None, target: ModelFacts | None, version: Version) -> int | None:
+    """The topk SGLang judges ``--speculative-adaptive`` with: the typed one, or, in releases that chose the
+    automatic parameters first (before ``ADAPTIVE_PARAMS_BEFORE_AUTO``), the automatic one when none of the
+    three is typed, so a Llama or Grok-1 target (a topk-4 tree) switched adaptive off."""
+    typed = spec.get("speculative_eagle_topk")
+    if ADAPTIVE_PARAMS_BEFORE_AUTO.present_in(version) or algorithm is None:
+        return typed
+    if any(spec.get(f"speculative_{field}") is not None for field in _PARAM_FIELDS):
+        return typed
+    auto = auto_params(algorithm, target, version)
+    return auto.eagle_topk if auto is not None else typed
 
 
 def adaptive_off_reason(spec: LaunchSpec, algorithm: str | None, topk: int | None, env: Environment, *, overlap_off: bool) -> str | None:
@@ -137,6 +154,8 @@ def speculative_params(
         return _ngram_params(spec, typed, set_by)
     if algorithm == "DFLASH":
         return _dflash_params(spec, typed, draft, set_by)
+    if algorithm == "DSPARK" and DSPARK_PARAMS.present_in(version):
+        return _dspark_params(spec, typed, draft, set_by)
     return typed
 
 
@@ -203,6 +222,49 @@ def _dflash_params(spec: LaunchSpec, typed: Params, draft: ModelFacts | None, se
             else "the block_size of the draft's config.json, which is not at hand here (16 if SGLang cannot read one)"
         )
     return 1, 1, draft_tokens
+
+
+def _dspark_params(spec: LaunchSpec, typed: Params, draft: ModelFacts | None, set_by: dict[str, str]) -> Params:
+    """DSPARK runs one step, topk 1, and verifies gamma + 1 tokens (0.5.16 speculative_hook.py:323-381,
+    0.5.23 :757-839); a typed draft-token count other than gamma + 1 is refused (SP171)."""
+    steps, topk, draft_tokens = typed
+    if steps != 1:
+        set_by["num_steps"] = "DSPARK only supports one step"
+    if topk != 1:
+        set_by["eagle_topk"] = "DSPARK only supports topk 1"
+    gamma = _dspark_gamma(spec, draft, draft_tokens)
+    if gamma is not None:
+        if draft_tokens != gamma + 1:
+            set_by["num_draft_tokens"] = "DSPARK verifies gamma + 1 tokens (--speculative-dspark-block-size, draft config, or 7)"
+        draft_tokens = gamma + 1
+    elif draft_tokens is None:
+        set_by["num_draft_tokens"] = "gamma + 1, gamma from the draft's config.json, which is not at hand here (7 if it has none)"
+    return 1, 1, draft_tokens
+
+
+def _dspark_gamma(spec: LaunchSpec, draft: ModelFacts | None, typed_draft_tokens: int | None) -> int | None:
+    """DSPARK's gamma: the block-size flag, else the draft config's block size, else 7 while the draft tokens
+    are unset; None where only the runtime can know it (no draft config at hand, or a bundled draft whose
+    ``dspark_block_size`` key is not read here) or where a non-positive flag makes SGLang refuse."""
+    block = _typed_int(spec, "--speculative-dspark-block-size")
+    if block is not None:
+        return block if block > 0 else None
+    if draft is None or draft.dspark_draft_bundled:
+        return None
+    if draft.block_size is not None:
+        return draft.block_size
+    return DSPARK_DEFAULT_GAMMA if typed_draft_tokens is None else None
+
+
+def _typed_int(spec: LaunchSpec, flag: str) -> int | None:
+    """An integer flag the flag table does not model; None when absent or not one integer."""
+    item = spec.item(flag)
+    if item is None or len(item.values) != 1:
+        return None
+    try:
+        return int(item.values[0])
+    except ValueError:
+        return None
 
 
 def max_running_requests(spec: LaunchSpec, algorithm: str | None, set_by: dict[str, str], version: Version) -> int | None:

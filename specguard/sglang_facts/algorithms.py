@@ -41,6 +41,7 @@ class Algorithm(Record, kw_only=False):
     spec_tp_sync: bool = False
     minimax_m3_nvfp4: bool = False
     replayssm_kda_fold: bool = False
+    sm100_nvfp4_kv: bool = False
 
 
 PROPERTY_SOURCES: dict[str, str] = {
@@ -93,6 +94,9 @@ PROPERTY_SOURCES: dict[str, str] = {
     "replayssm_kda_fold": "mem_cache/kv_cache_configurator.py:1706-1717 _build_hybrid_req_pool: with "
     "--enable-linear-replayssm-spec, DSPARK and DFLASH commit through the KDA backend fold, so a non-KDA hybrid "
     "target is refused (from 0.5.17; HY364)",
+    "sm100_nvfp4_kv": "arg_groups/kv_cache_hook.py:159-188 handle_kv4_compatibility: with --kv-cache-dtype nvfp4 on "
+    "SM100 trtllm_mha, speculative decoding takes EAGLE, EAGLE3, NEXTN and breadth-1 NGRAM, the algorithm as written "
+    "(from 0.5.21; AB540)",
     "deepseek_v4_target": "arg_groups/deepseek_v4_hook.py:148-158: a DeepseekV4ForCausalLM target asserts the algorithm "
     "as written (before NEXTN becomes EAGLE) is EAGLE or, from 0.5.16, DSPARK (changes.DSPARK_ON_DEEPSEEK_V4)",
 }
@@ -101,17 +105,19 @@ ALGORITHMS: tuple[Algorithm, ...] = (
     Algorithm("EAGLE", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True,
               mtp_draft=True, watermark=True, block_verification=True, draft_window=True, lora=True,
               max_running_requests_reset=True, adaptive=True, dp_spec_prefill_coordination=True, unified_memory=True,
-              deepseek_v4_target=True),
+              deepseek_v4_target=True, sm100_nvfp4_kv=True),
     Algorithm("EAGLE3", documented=True, draft_checkpoint=True, eagle_worker=True, eagle_head=True, mixed_chunk=True,
               watermark=True, block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True,
-              adaptive=True, aux_hidden_capture=True, dp_spec_prefill_coordination=True, unified_memory=True),
+              adaptive=True, aux_hidden_capture=True, dp_spec_prefill_coordination=True, unified_memory=True,
+              sm100_nvfp4_kv=True),
     Algorithm("NEXTN", documented=True, alias_of="EAGLE", draft_checkpoint=True, eagle_worker=True, eagle_head=True,
               mixed_chunk=True, mtp_draft=True, watermark=True, block_verification=True, draft_window=True, lora=True,
               max_running_requests_reset=True, adaptive=True, dp_spec_prefill_coordination=True, unified_memory=True,
-              deepseek_v4_target=True),
+              deepseek_v4_target=True, sm100_nvfp4_kv=True),
     Algorithm("STANDALONE", documented=True, draft_checkpoint=True, eagle_worker=True, dp_attention_refused=True,
               max_running_requests_reset=True),
-    Algorithm("NGRAM", documented=True, dp_attention_refused=True, watermark=True, lora=True, max_running_requests_reset=True),
+    Algorithm("NGRAM", documented=True, dp_attention_refused=True, watermark=True, lora=True, max_running_requests_reset=True,
+              sm100_nvfp4_kv=True),
     Algorithm("DFLASH", documented=True, draft_checkpoint=True, mixed_chunk=True, dp_attention_conditional=True,
               block_verification=True, draft_window=True, lora=True, max_running_requests_reset=True,
               aux_hidden_capture=True, unified_memory=True, spec_tp_sync=True, minimax_m3_nvfp4=True,
@@ -168,6 +174,8 @@ SPEC_TP_SYNC_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.spec_t
 REPLAYSSM_KDA_FOLD_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.replayssm_kda_fold)
 # In table order, for QT305's message: what a MiniMax-M3.1 NVFP4 target speculates with.
 MINIMAX_M3_NVFP4_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.minimax_m3_nvfp4)
+# After the alias: what speculates over SM100's native NVFP4 KV cache (AB540).
+SM100_NVFP4_KV_ALGORITHMS = frozenset(row.name for row in _CANONICAL if row.sm100_nvfp4_kv)
 # A tuple, in table order: PL005 names them in its message.
 LORA_ALGORITHMS: tuple[str, ...] = tuple(row.name for row in _CANONICAL if row.lora)
 

@@ -78,8 +78,24 @@ def spec_v2_algorithms(version: Version) -> frozenset[str]:
     return as_of(SPEC_V2_ALGORITHMS, version, before=SPEC_V2_ALGORITHMS_BEFORE)
 
 
+# While SpecV2 is opt-in, SGLANG_ENABLE_SPEC_V2=1 sets disable_overlap_schedule back to False for these
+# algorithms, over a typed --disable-overlap-schedule (newest first; EAGLE alone from SPEC_V2_ENV_ADDED: 0.5.4.post1
+# server_args.py:1434-1441, 0.5.6.post2 :1745-1751). 0.5.11 keeps the flag (server_args.py:3460-3473).
+SPEC_V2_ENV_FORCES_OVERLAP_EAGLE3 = Change("0.5.7", "0.5.7 server_args.py:2000-2006 names EAGLE and EAGLE3 (0.5.6.post2 :1745-1751 EAGLE only)")
+SPEC_V2_ENV_FORCES_OVERLAP: tuple[tuple[Change, frozenset[str]], ...] = (
+    (SPEC_V2_STANDALONE, frozenset({"EAGLE", "EAGLE3", "STANDALONE"})),  # 0.5.8 :2140-2146; 0.5.10.post1 :2999-3005
+    (SPEC_V2_ENV_FORCES_OVERLAP_EAGLE3, frozenset({"EAGLE", "EAGLE3"})),
+)
+# DFLASH (new in 0.5.11) turned the overlap scheduler off ("spec v2 is not supported yet") until 0.5.14.
+DFLASH_KEEPS_OVERLAP = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:131-243 _handle_dflash no longer sets disable_overlap_schedule (0.5.13 :240-243, 0.5.11 server_args.py:3436-3439 did)")
+# DSPARK (new in 0.5.16) sets its own steps, topk and draft tokens (gamma + 1) in _handle_dspark; it turned
+# mixed chunked prefill off itself until MIXED_CHUNK_PER_ALGORITHM.
+DSPARK_PARAMS = Change("0.5.16", "0.5.16 arg_groups/speculative_hook.py:323-381 (0.5.23 :757-839); 0.5.15 has no DSPARK")
 NGRAM_KEEPS_OVERLAP = Change("0.5.14", "0.5.13 arg_groups/speculative_hook.py:427-430 turns overlap off for NGRAM; 0.5.14 only mixed chunk (P37)")
 MIXED_CHUNK_PER_ALGORITHM = Change("0.5.19", "0.5.19 arg_groups/speculative_hook.py:675-684 SpeculativeAlgorithm.supports_mixed_chunk()")
+# Before it the EAGLE family's handler and these turned mixed chunk off themselves (DFLASH: 0.5.14
+# speculative_hook.py:238-243; DSPARK: 0.5.16 :400-404, 0.5.18 :421-424).
+MIXED_CHUNK_OFF_BEFORE_PER_ALGORITHM = frozenset({"DFLASH", "DSPARK"})
 # ---- the automatic speculative parameters (auto_choose_speculative_params) ------------------------
 # With steps, topk and draft tokens all unset, SGLang picks them by the target's architectures[0]:
 # Llama and Grok-1 always (5, 4, 8); the others (5, 4, 8) until 0.5.7 except a growing list given the
@@ -99,6 +115,9 @@ SPEC_MAX_RUNNING_REQUESTS_SET = Change("0.4.3.post4", "0.4.3.post4 server_args.p
 SPEC_MAX_RUNNING_REQUESTS_48 = Change("0.4.4.post4", "0.4.4.post4 server_args.py:329-334 sets 48 (0.4.4.post2 :309-310 32); 0.5.23 speculative_hook.py:445")
 
 # ---- adaptive speculation (--speculative-adaptive) -------------------------------------------------
+# Adaptive picks its chain before the automatic parameters from 0.5.14; in 0.5.11-0.5.13 the automatic
+# parameters ran first, so a tree-default target (Llama, Grok-1) switched adaptive off with topk 4.
+ADAPTIVE_PARAMS_BEFORE_AUTO = Change("0.5.14", "0.5.14 arg_groups/speculative_hook.py:121-124 _init_adaptive_speculative_params before the auto-choice (:318-329); 0.5.13 :111-131 and 0.5.11 server_args.py:3518-3527, 3619-3630 chose first")
 ADAPTIVE_WITH_OVERLAP = Change("0.5.12", "PR 23336; 0.5.11 speculative/adaptive_spec_params.py:38-42 'only implemented for EAGLEWorker v1'")
 ADAPTIVE_CANDIDATE_CHECK = Change(
     "0.5.13", "0.5.13 arg_groups/speculative_hook.py:120-130 validate_adaptive_initial_steps (adaptive_spec_params.py:129-139; "
@@ -130,6 +149,11 @@ PAGE_TREE_FA3 = Change("0.5.6", "0.5.6 server_args.py:1752-1759 allows flashinfe
 PAGE_TREE_TRITON = Change("0.5.13", "0.5.13 arg_groups/speculative_hook.py:373-383 allows flashinfer, fa3 and triton")
 NGRAM_PAGE_TREE_FLASHINFER_ONLY = Change("0.5.3", "0.5.3 server_args.py:1148-1153 NGRAM breadth > 1 with page_size > 1 only on flashinfer")
 DRAFT_GRAPH_PADDED_REPLAY_FIX = Change("0.5.3", "PR 10892; 0.5.3 speculative/eagle_draft_cuda_graph_runner.py:302-305 (absent in 0.5.2)")
+# A DFLASH draft asking for trtllm_mha: refused (generic fallback) until 0.5.17; kept from 0.5.17 for an
+# all-sliding-window or explicitly causal draft, else the generic fallback, which is fa4 on SM100 from 0.5.23.
+DFLASH_DRAFT_TRTLLM_MHA = Change("0.5.17", "0.5.17 arg_groups/speculative_hook.py:443-450 adds trtllm_mha to the draft backends, :464-495 keeps it for an all-sliding or causal draft (0.5.16 :441, :455-462 always fell back)")
+DFLASH_DRAFT_TRTLLM_MHA_FA4_ON_SM100 = Change("0.5.23", "0.5.23 arg_groups/speculative_hook.py:966-980 falls back to fa4 on SM100 (0.5.22 :870-902 the generic fallback only)")
+FA4_PAGE_ONE_FOR_DIFFUSION_GEMMA = Change("0.5.22", "0.5.22 arg_groups/overrides.py:1237-1262 _fa4_page_constraint returns page_size 1 for DiffusionGemmaForBlockDiffusion (0.5.21 :1218-1235 forces 128 for every non-MLA target)")
 DEFAULT_BACKEND_PICKED_BEFORE_SPEC = Change("0.5.5", "0.5.5 server_args.py:1135-1178 (0.5.1 model_executor/model_runner.py:414-449 picked it after)")
 TRTLLM_DEFAULT_ON_SM100 = Change("0.5.7", "0.5.7 server_args.py:1517 trtllm_mha the default attention backend on SM100")
 NGRAM_TORCH_NATIVE_WARMUP_CRASH = Change("0.5.18", "sglang#36352: seen on 0.5.18, 'persists in the latest version'")
@@ -199,6 +223,9 @@ MAMBA_AUTO_EXTRA_BUFFER = Change("0.5.14", "0.5.14 server_args.py:4338-4351 'aut
 LIGHTNING_TREE_DRAFT_REFUSED = Change("0.5.13", "0.5.13 layers/attention/linear/lightning_backend.py:44-50 raises NotImplementedError for topk > 1 (0.5.12.post1 :306-330 verified the tree as a chain)")
 # ---- features --------------------------------------------------------------------------------------
 HICACHE_DRAFT_KV_BACKED = Change("0.5.11", "sglang#21125; 0.5.11 managers/scheduler.py:441,990-1030, managers/cache_controller.py:843-852")
+HYBRID_SWA_HICACHE_UNIFIED = Change(
+    "0.5.13", "0.5.13 mem_cache/registry.py:101-104 HiCache on a hybrid SWA/SSM model builds UnifiedRadixCache; 0.5.12 managers/scheduler.py:898-930 (0.5.12.post1 the same) only with SGLANG_ENABLE_UNIFIED_RADIX_TREE=1, else HiRadixCache, which refuses any pool but MHA, MLA and NSA (hiradix_cache.py:97-100)",
+)
 TORCH_COMPILE_GRAPH_PADDING_ASSERT = Change("0.5.12", "0.5.12 server_args.py:7243 (catalogue P48)")
 REJECTION_IMPLIED_BY_BLOCK = Change("0.5.22", "0.5.22 arg_groups/speculative_hook.py:171-181 block verification turns rejection sampling on for EAGLE/EAGLE3 (new flag)")
 DETERMINISTIC_REJECTION_ON_CUDA = Change("0.5.23", "0.5.23 arg_groups/speculative_hook.py:1225-1230 refused only off CUDA; 0.5.22 :1144-1149 on every device")
@@ -428,6 +455,9 @@ DRAFT_HEAD_CLASS: dict[str, Change] = {
     "MistralForCausalLMEagle": Change("0.5.11", "0.5.11 models/mistral_eagle.py:208 (none in 0.5.10)"),
     "MuseGlimmerAssistantModel": Change("0.5.18", "0.5.18 models/dflash.py:628; 0.5.17 EntryClass :589 lacks it"),
 }
+# A Quark checkpoint's packed_modules_mapping gains gate_up_proj, so excluded gate_proj/up_proj keep a fused MLP in
+# BF16 (QT462); before, only modules built unfused can match an exclude entry.
+QUARK_PACKS_GATE_UP = Change("0.5.11", "0.5.11 model_loader/loader.py:201-207 (0.5.10.post1 :192-220 has no quark branch)")
 # ---- slime / RL ------------------------------------------------------------------------------------
 WEIGHTS_CPU_BACKUP = Change("0.5.3", "0.5.3 model_executor/model_runner.py:785-787 enable_weights_cpu_backup")
 DRAFT_WEIGHTS_CPU_BACKUP = Change("0.5.5.post3", "0.5.5.post3 model_executor/model_runner.py:760-761 enable_draft_weights_cpu_backup")

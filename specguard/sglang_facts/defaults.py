@@ -90,6 +90,12 @@ NGRAM_DEFAULT_DRAFT_TOKENS = 12
 # config gives one (0.5.23 speculative_hook.py:416).
 DFLASH_DEFAULT_BLOCK_SIZE = 16
 
+# ---- DSPARK ----------------------------------------------------------------------------------
+# gamma (draft tokens = gamma + 1) when neither --speculative-dspark-block-size nor the draft's config
+# gives one and --speculative-num-draft-tokens is unset (0.5.16 speculative/dspark_components/dspark_config.py:16,
+# 0.5.23 :21; applied at 0.5.16 arg_groups/speculative_hook.py:363-369, 0.5.23 :817-822).
+DSPARK_DEFAULT_GAMMA = 7
+
 # ---- CUDA graphs and GPU memory (P28) ---------------------------------------------------------
 # The decode CUDA-graph max batch size by visible GPU memory (0.5.23
 # ``arg_groups/memory_hook.py:88-180``, ``_handle_gpu_memory_settings``): (below MiB, max bs for

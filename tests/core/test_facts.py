@@ -70,6 +70,14 @@ def test_eagle3_head_norm_and_aux_facts_are_read_as_sglang_reads_them() -> None:
     assert (unstated.eagle_use_aux_hidden_state, unstated.fc_norm, unstated.norm_before_fc, unstated.norm_output) == (None, None, None, None)
 
 
+def test_an_explicit_null_draft_vocab_size_is_told_from_an_absent_one() -> None:
+    # llama_eagle3.py reads config.draft_vocab_size: null is None there, an absent key is no attribute (DM421).
+    null = facts_from_config({"draft_vocab_size": None, "tie_word_embeddings": False}, source="x")
+    assert (null.draft_vocab_size, null.draft_vocab_size_null) == (None, True)
+    assert facts_from_config({"draft_vocab_size": 32000}, source="x").draft_vocab_size_null is False
+    assert facts_from_config({}, source="x").draft_vocab_size_null is None
+
+
 def test_dflash_attention_extras_are_read_from_dflash_config() -> None:
     draft = facts_from_config({"dflash_config": {"attention_sink_bias": True, "attention_value_scale": 0.5}, "partial_rotary_factor": 0.5}, source="x")
     assert (draft.dflash_attention_sink_bias, draft.dflash_attention_value_scale, draft.partial_rotary_factor) == (True, 0.5, 0.5)
@@ -114,6 +122,85 @@ def test_dspark_markov_rank_is_resolved_with_and_without_dflash_config() -> None
     top = facts_from_config({"dflash_config": {"block_size": 8}, "markov_rank": 3}, source="x")
     assert (top.dspark_markov_rank, top.dspark_markov_rank_without_dflash_config) == (3, 3)
     assert facts_from_config({}, source="x").dspark_markov_rank == 0
+
+
+def test_dspark_mask_token_id_is_resolved_as_parse_dspark_draft_config_does() -> None:
+    # the prefixed dspark_noise_token_id, then dspark_config, win over every mask_token_id
+    prefixed = {"dspark_noise_token_id": 7, "dspark_config": {"mask_token_id": 5}, "mask_token_id": 3}
+    assert facts_from_config(prefixed, source="x").dspark_mask_token_id == 7
+    assert facts_from_config({"dspark_config": {"mask_token_id": 5}, "mask_token_id": 3}, source="x").dspark_mask_token_id == 5
+    # the text config's before the top level's; dflash_config's alone is read by every release
+    assert facts_from_config({"text_config": {"mask_token_id": 4}, "mask_token_id": 3}, source="x").dspark_mask_token_id == 4
+    assert facts_from_config({"dflash_config": {"mask_token_id": 9}}, source="x").dspark_mask_token_id == 9
+    # dflash_config's and the top level's disagree: the releases read them in opposite orders, so unknown
+    assert facts_from_config({"dflash_config": {"mask_token_id": 9}, "mask_token_id": 3}, source="x").dspark_mask_token_id is None
+    assert facts_from_config({}, source="x").dspark_mask_token_id is None
+
+
+def test_dspark_markov_head_type_is_resolved_with_and_without_dflash_config() -> None:
+    published = facts_from_config({"dflash_config": {"markov_rank": 4, "markov_head_type": "Gated"}}, source="x")
+    assert (published.dspark_markov_head_type, published.dspark_markov_head_type_without_dflash_config) == ("gated", None)
+    # the prefixed key wins, then dspark_config (over dflash_config), then the text config, then the top level
+    prefixed = facts_from_config({"dspark_markov_head_type": "rnn", "dspark_config": {"markov_head_type": "gated"}}, source="x")
+    assert (prefixed.dspark_markov_head_type, prefixed.dspark_markov_head_type_without_dflash_config) == ("rnn", "rnn")
+    both = facts_from_config({"dflash_config": {"markov_head_type": "rnn"}, "dspark_config": {"markov_head_type": "vanilla"}}, source="x")
+    assert (both.dspark_markov_head_type, both.dspark_markov_head_type_without_dflash_config) == ("vanilla", "vanilla")
+    text = facts_from_config({"text_config": {"markov_head_type": "mlp"}, "markov_head_type": "gated"}, source="x")
+    assert (text.dspark_markov_head_type, text.dspark_markov_head_type_without_dflash_config) == ("mlp", "mlp")
+    assert facts_from_config({}, source="x").dspark_markov_head_type is None
+
+
+def test_dspark_subfolder_is_known_for_a_local_checkpoint_only(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"architectures": ["DeepseekV4ForCausalLM"]}))
+    assert load_facts(str(tmp_path)).dspark_subfolder is False
+    (tmp_path / "dspark").mkdir()
+    assert load_facts(str(tmp_path)).dspark_subfolder is False  # SGLang needs the subfolder's config.json
+    (tmp_path / "dspark" / "config.json").write_text("{}")
+    assert load_facts(str(tmp_path)).dspark_subfolder is True
+    assert load_facts(str(tmp_path / "config.json")).dspark_subfolder is None
+
+
+def test_padded_vocab_size_is_read_from_the_text_config_too() -> None:
+    assert facts_from_config({"text_config": {"padded_vocab_size": 201024, "vocab_size": 200058}}, source="x").padded_vocab_size == 201024
+    assert facts_from_config({"vocab_size": 32000}, source="x").padded_vocab_size is None
+
+
+def test_is_hybrid_swa_is_read_from_the_config_or_its_text_config() -> None:
+    assert facts_from_config({"is_hybrid_swa": True}, source="x").is_hybrid_swa is True
+    assert facts_from_config({"text_config": {"is_hybrid_swa": True}}, source="x").is_hybrid_swa is True
+    assert facts_from_config({"architectures": ["LlamaForCausalLM"]}, source="x").is_hybrid_swa is None
+
+
+def test_quantization_exclude_is_read_from_the_quantization_config() -> None:
+    """Quark's exclude list (quark.py reads quant_config["exclude"]); QT462 looks for its mtp.* entries."""
+    quark = {"quantization_config": {"quant_method": "quark", "exclude": ["lm_head", "mtp.fc"]}}
+    assert facts_from_config(quark, source="x").quantization_exclude == ("lm_head", "mtp.fc")
+    assert facts_from_config({"quantization_config": {"quant_method": "fp8"}}, source="x").quantization_exclude is None
+    assert facts_from_config({"architectures": ["LlamaForCausalLM"]}, source="x").quantization_exclude is None
+
+
+def test_mixed_precision_quantized_layers_are_read_with_their_algorithm() -> None:
+    """ModelOpt MIXED_PRECISION lists quantized modules with their quant_algo (modelopt_quant.py); QT465 reads them."""
+    mixed = {"quantization_config": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+                                     "quantized_layers": {"mtp.fc": {"quant_algo": "nvfp4"}, "model.layers.0.mlp": {"quant_algo": "FP8"}}}}
+    facts = facts_from_config(mixed, source="x")
+    assert facts.quant_algo == "MIXED_PRECISION"
+    assert facts.quantized_layers == {"mtp.fc": "NVFP4", "model.layers.0.mlp": "FP8"}
+    assert facts_from_config({"quantization_config": {"quant_method": "fp8"}}, source="x").quantized_layers is None
+
+
+def test_encoder_configs_name_the_vision_and_audio_sections_that_are_objects() -> None:
+    """MiMo-V2 is multimodal only with both sections (models/mimo_v2.py); DM464 reads them."""
+    both = {"vision_config": {"depth": 32}, "audio_config": {"d_model": 1280}}
+    assert facts_from_config(both, source="x").encoder_configs == ("vision_config", "audio_config")
+    assert facts_from_config({"vision_config": {"depth": 32}, "audio_config": None}, source="x").encoder_configs == ("vision_config",)
+    assert facts_from_config({"architectures": ["LlamaForCausalLM"]}, source="x").encoder_configs == ()
+
+
+def test_num_kv_shared_layers_is_read_from_gemma4s_text_config() -> None:
+    assert facts_from_config({"text_config": {"num_kv_shared_layers": 20}}, source="x").num_kv_shared_layers == 20
+    assert facts_from_config({"num_kv_shared_layers": 0}, source="x").num_kv_shared_layers == 0
+    assert facts_from_config({"architectures": ["LlamaForCausalLM"]}, source="x").num_kv_shared_layers is None
 
 
 def test_dflash_projector_type_is_dflash_configs_else_the_top_level() -> None:
@@ -187,3 +274,34 @@ def test_repo_id_read_from_a_real_hf_cache_layout(tmp_path: Path, monkeypatch: p
     assert facts.origin == "hf-cache"  # the cache is read before the catalog
     pinned = load_facts(f"meta-llama/Llama-3.1-8B-Instruct@{commit}", offline=True)
     assert pinned.source.endswith("@" + commit)
+
+
+def test_dflash_mask_token_ids_are_read_from_dflash_config_and_the_top_level() -> None:
+    # parse_dflash_draft_config: dflash_config.mask_token_id, else (0.5.18+) the top-level one (DM441)
+    both = facts_from_config({"dflash_config": {"mask_token_id": 151669}, "mask_token_id": 3}, source="x")
+    assert (both.dflash_mask_token_id, both.mask_token_id) == (151669, 3)
+    assert facts_from_config({"mask_token_id": 3}, source="x").dflash_mask_token_id is None
+    assert facts_from_config({}, source="x").mask_token_id is None
+
+
+def test_dflash_sliding_window_switches_are_read_where_sglang_and_transformers_read_them() -> None:
+    # Qwen3Config keeps sliding_window only with use_sliding_window (DM440); swa_window_size is dflash_config's
+    draft = facts_from_config({"use_sliding_window": True, "dflash_config": {"swa_window_size": 512}}, source="x")
+    assert (draft.use_sliding_window, draft.dflash_swa_window_size) == (True, 512)
+    assert facts_from_config({"text_config": {"use_sliding_window": False}}, source="x").use_sliding_window is False
+    assert facts_from_config({"swa_window_size": 512}, source="x").dflash_swa_window_size is None
+
+
+def test_inkling_banded_mtp_depths_are_read_where_sglang_reads_them() -> None:
+    # InklingMMConfig: a non-empty mtp_config.local_layer_ids replaces text_config.mtp_local_layer_ids (SP488)
+    text = {"architectures": ["InklingForConditionalGeneration"], "text_config": {"mtp_local_layer_ids": [1]}}
+    assert facts_from_config(text, source="x").mtp_local_layer_ids == (1,)
+    both = {**text, "mtp_config": {"local_layer_ids": [0, 2]}}
+    assert facts_from_config(both, source="x").mtp_local_layer_ids == (0, 2)
+    empty = {**text, "mtp_config": {"local_layer_ids": []}}
+    assert facts_from_config(empty, source="x").mtp_local_layer_ids == (1,)
+    assert facts_from_config({"text_config": {}}, source="x").mtp_local_layer_ids is None
+    # no text_config: SGLang reads its default config, never a top-level key
+    assert facts_from_config({"mtp_local_layer_ids": [1]}, source="x").mtp_local_layer_ids is None
+    with pytest.raises(InputError, match="mtp_config.local_layer_ids"):
+        facts_from_config({"mtp_config": {"local_layer_ids": "0"}}, source="x")

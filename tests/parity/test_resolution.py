@@ -224,3 +224,114 @@ def test_frozen_kv_mtp_turns_overlap_off_until_0_5_14(version, off):
 @pytest.mark.parametrize(("version", "expected"), [("0.4.3.post2", None), ("0.4.3.post4", 32), ("0.4.4.post2", 32), ("0.4.4.post4", 48)])
 def test_max_running_requests_reset_follows_the_release(version, expected):
     assert resolve(EAGLE, version=version).max_running_requests == expected
+
+
+DSPARK = (*T, "--speculative-algorithm", "DSPARK", "--speculative-draft-model-path", "d")
+DSPARK_DRAFT = {"architectures": ("DSparkDraftModel",)}
+
+
+@pytest.mark.parametrize(
+    ("extra", "draft", "expected_tokens"),
+    [
+        (("--speculative-dspark-block-size", "3"), None, 4),  # gamma from the flag
+        ((), {**DSPARK_DRAFT, "block_size": 5}, 6),  # gamma from the draft config
+        ((), DSPARK_DRAFT, 8),  # neither: gamma 7
+        (("--speculative-num-steps", "3", "--speculative-eagle-topk", "4"), DSPARK_DRAFT, 8),  # steps and topk forced to 1
+        ((), None, None),  # no draft config at hand: only the runtime knows gamma
+    ],
+)
+def test_dspark_sets_one_step_topk_one_and_gamma_plus_one(extra, draft, expected_tokens):
+    resolution = resolve((*DSPARK, *extra), draft=draft, version="0.5.16")
+    assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == (1, 1, expected_tokens)
+    assert resolution.max_running_requests == 48
+    assert "num_draft_tokens" in resolution.set_by
+
+
+@pytest.mark.parametrize(("version", "mixed"), [("0.5.16", False), ("0.5.18", False), ("0.5.19", True), ("0.5.23", True)])
+def test_dspark_turns_mixed_chunk_off_until_0_5_19(version, mixed):
+    resolution = resolve((*DSPARK, "--enable-mixed-chunk"), draft=DSPARK_DRAFT, version=version)
+    assert resolution.enable_mixed_chunk is mixed
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "version", "overlap_off"),
+    [
+        ("EAGLE", "0.5.4", True),  # no SGLANG_ENABLE_SPEC_V2 yet
+        ("EAGLE", "0.5.4.post1", False),
+        ("EAGLE3", "0.5.6.post2", True),  # EAGLE alone before 0.5.7
+        ("EAGLE3", "0.5.7", False),
+        ("STANDALONE", "0.5.7", True),
+        ("STANDALONE", "0.5.8", False),
+        ("EAGLE", "0.5.10", False),
+        ("EAGLE", "0.5.11", True),  # the flag is kept from 0.5.11
+    ],
+)
+def test_spec_v2_variable_turns_overlap_back_on_before_0_5_11(algorithm, version, overlap_off):
+    argv = (*T, "--speculative-algorithm", algorithm, "--speculative-draft-model-path", "d", "--disable-overlap-schedule")
+    resolution = resolve(argv, version=version, env={"SGLANG_ENABLE_SPEC_V2": "1"})
+    assert resolution.disable_overlap_schedule is overlap_off
+    assert resolution.spec_v2_env_overrides_overlap_flag is not overlap_off
+
+
+@pytest.mark.parametrize(("version", "off"), [("0.5.11", True), ("0.5.13", True), ("0.5.14", False)])
+def test_dflash_turns_overlap_off_until_0_5_14(version, off):
+    dflash = (*T, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d")
+    resolution = resolve(dflash, draft={"architectures": ("DFlashDraftModel",), "block_size": 16}, version=version)
+    assert resolution.disable_overlap_schedule is off
+
+
+@pytest.mark.parametrize(
+    ("target", "version", "adaptive"),
+    [(LLAMA, "0.5.13", False), (LLAMA, "0.5.14", True), (QWEN3, "0.5.13", True)],
+)
+def test_adaptive_judged_after_the_automatic_tree_before_0_5_14(target, version, adaptive):
+    resolution = resolve((*EAGLE, "--speculative-adaptive"), target=target, version=version)
+    assert resolution.adaptive is adaptive
+    expected = (3, 1, 4) if adaptive else (5, 4, 8)
+    assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == expected
+
+
+@pytest.mark.parametrize(
+    ("architecture", "before", "first"),
+    [
+        ("BailingMoeForCausalLM", "0.5.2", "0.5.3rc0"),
+        ("BailingMoeV2ForCausalLM", "0.5.2", "0.5.3rc0"),
+        ("DeepseekV32ForCausalLM", "0.5.3rc0", "0.5.3rc2"),
+        ("Glm4MoeForCausalLM", "0.5.6", "0.5.6.post1"),
+        ("MistralLarge3ForCausalLM", "0.5.6", "0.5.6.post1"),
+        ("PixtralForConditionalGeneration", "0.5.6", "0.5.6.post1"),
+    ],
+)
+def test_auto_params_chain_lists(architecture, before, first):
+    # Each architecture gets the chain from the release whose list names it, the tree before (until 0.5.8).
+    target = {"architectures": (architecture,)}
+    for version, expected in ((before, (5, 4, 8)), (first, (3, 1, 4))):
+        resolution = resolve(EAGLE, target=target, version=version)
+        assert (resolution.num_steps, resolution.eagle_topk, resolution.num_draft_tokens) == expected, version
+
+
+@pytest.mark.parametrize(("version", "page"), [("0.5.21", 128), ("0.5.22", 1)])
+def test_fa4_keeps_page_one_for_diffusion_gemma_from_0_5_22(version, page):
+    target = {"architectures": ("DiffusionGemmaForBlockDiffusion",)}
+    resolution = resolve((*EAGLE, "--attention-backend", "fa4"), target=target, gpu="B200", version=version)
+    assert resolution.page_size == page
+
+
+SLIDING_DFLASH_DRAFT = {"architectures": ("DFlashDraftModel",), "block_size": 16, "num_hidden_layers": 2,
+                        "layer_types": ("sliding_attention", "sliding_attention")}
+
+
+@pytest.mark.parametrize(
+    ("version", "draft", "gpu", "expected"),
+    [
+        ("0.5.16", SLIDING_DFLASH_DRAFT, "B200", "flashinfer"),  # not a draft choice before 0.5.17
+        ("0.5.17", SLIDING_DFLASH_DRAFT, "B200", "trtllm_mha"),  # kept for an all-sliding draft
+        ("0.5.17", {**SLIDING_DFLASH_DRAFT, "layer_types": ("sliding_attention", "full_attention"), "is_causal": True}, "B200", "trtllm_mha"),
+        ("0.5.22", {"architectures": ("DFlashDraftModel",), "block_size": 16}, "B200", "flashinfer"),
+        ("0.5.23", {"architectures": ("DFlashDraftModel",), "block_size": 16}, "B200", "fa4"),
+    ],
+)
+def test_dflash_trtllm_mha_draft_backend_by_release(version, draft, gpu, expected):
+    argv = (*T, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d",
+            "--speculative-draft-attention-backend", "trtllm_mha")
+    assert resolve(argv, draft=draft, gpu=gpu, version=version).draft_attention_backend == expected

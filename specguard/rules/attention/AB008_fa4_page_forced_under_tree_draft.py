@@ -9,6 +9,7 @@ from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     effective_topk,
     is_mla_target,
+    page_tree_backends,
     proposed_backend,
 )
 from specguard.rules.base import (
@@ -32,6 +33,12 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if gpu.compute_capability[0] != 10 or is_mla_target(ctx) or ctx.target is None:
         return
     if not any((item := ctx.spec.item(f)) is not None and item.values == ("fa4",) for f in _FLAGS):
+        return
+    # The page-tree check reads attention_backend (0.5.15 arg_groups/speculative_hook.py:452-463): a fa4 prefill or
+    # decode backend beside a tree-capable or unset (SGLang's default) --attention-backend is not refused there.
+    common = ctx.spec.last_value("--attention-backend")
+    allowed = page_tree_backends(ctx)
+    if common is None or allowed is None or common in allowed:
         return
     typed_topk = ctx.spec.get("speculative_eagle_topk")
     topk = effective_topk(ctx)
@@ -58,12 +65,16 @@ RULE = Rule(
     fix_availability=FixAvailability.ALWAYS,
     docs=RuleDocs(
         what="fa4 (attention, prefill or decode) on an SM10x GPU with a non-MLA target, no typed topk "
-        "above 1, and an automatic topk above 1 (Llama and Grok targets get topk 4).",
+        "above 1, an automatic topk above 1 (Llama and Grok targets get topk 4), and a typed "
+        "`--attention-backend` outside the page-tree backends (fa4 itself, typically), SGLang 0.5.15 or later.",
         why="The FA4 page constraint (catalogue P22, `arg_groups/overrides.py:1274-1295` in 0.5.23) "
         "runs before the speculative hook and sets page size 128 whenever topk is at most 1 *at that "
         "time*; an unset topk counts as 0. The speculative hook then auto-chooses topk 4 and the "
         "page-tree check (P21) rejects fa4 with page size 128. `[B200] --attention-backend fa4` with "
-        "EAGLE on Llama and no topk fails this way (case sim:S09).",
+        "EAGLE on Llama and no topk fails this way (case sim:S09). This form (all three backend fields, "
+        "topk at most 1) is 0.5.15's `_fa4_page_constraint` (arg_groups/overrides.py:1674-1693); 0.5.13-0.5.14 "
+        "forced page 128 only for `prefill_attention_backend == 'fa4'` whatever the topk (0.5.14 "
+        "server_args.py:4651-4659), so `--attention-backend fa4` kept page 1 there and is not claimed.",
         fix="Use flashinfer (SGLang's default on SM100 for tree drafts), or type the speculative "
         "parameters: an explicit topk > 1 keeps page size 1, an explicit topk 1 keeps fa4 at page 128.",
         fix_safety="Unsafe: another attention kernel runs.",
@@ -80,10 +91,12 @@ RULE = Rule(
         gpu="B200",
     ),
     sources=(
+        "sglang 0.5.14: python/sglang/srt/server_args.py:4651-4659 (prefill_attention_backend only, any topk)",
+        "sglang 0.5.15: python/sglang/srt/arg_groups/overrides.py:1674-1693",
         "sglang 0.5.23: python/sglang/srt/arg_groups/overrides.py:1274-1295",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1271-1282",
         "catalogue: shared/design/sglang-spec-checks.md P22, P21",
     ),
-    sglang_versions=">=0.5.13",
+    sglang_versions=">=0.5.15",
     dialects=SGLANG_DIALECTS,
 )

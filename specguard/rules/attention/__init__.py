@@ -85,6 +85,58 @@ from specguard.rules.attention import (
 from specguard.rules.attention import (
     AB404_npu_deepseek_v4_mtp_generic_ascend_draft as AB404,
 )
+from specguard.rules.attention import (
+    AB420_eagle3_draft_window_triton_multi_step as AB420,
+)
+from specguard.rules.attention import (
+    AB431_trtllm_mla_draft_extend_misaligned_query as AB431,
+)
+from specguard.rules.attention import (
+    AB433_dsv4_trtllm_attention_refused_setup as AB433,
+)
+from specguard.rules.attention import AB436_fa4_mla_verify_asserts_fa3 as AB436
+from specguard.rules.attention import (
+    AB437_trtllm_mla_prefill_verify_with_dcp as AB437,
+)
+from specguard.rules.attention import (
+    AB438_tokenspeed_mla_draft_backend_without_mla as AB438,
+)
+from specguard.rules.attention import AB453_dspark_fa4_draft_quantized_kv as AB453
+from specguard.rules.attention import AB461_exaone_sliding_window_backend as AB461
+from specguard.rules.attention import (
+    AB463_fa3_swa_pool_tree_verify_full_pool_slots as AB463,
+)
+from specguard.rules.attention import (
+    AB470_aiter_swa_verify_legacy_kernel as AB470,
+)
+from specguard.rules.attention import (
+    AB471_gemma4_aiter_legacy_verify_kv_shared as AB471,
+)
+from specguard.rules.attention import (
+    AB472_rocm_dsv4_dspark_unified_kv_draft_write as AB472,
+)
+from specguard.rules.attention import (
+    AB483_frozen_kv_mtp_tree_draft_backend as AB483,
+)
+from specguard.rules.attention import (
+    AB490_unified_memory_spec_backend_unaudited as AB490,
+)
+from specguard.rules.attention import (
+    AB510_trtllm_mha_draft_reads_target_swa_slots as AB510,
+)
+from specguard.rules.attention import (
+    AB520_dspark_compact_verify_graph_backend as AB520,
+)
+from specguard.rules.attention import (
+    AB521_plan_stream_wrapper_verify_fixup as AB521,
+)
+from specguard.rules.attention import AB522_dflash_fa4_draft_quantized_kv as AB522
+from specguard.rules.attention import (
+    AB530_minimax_m3_plan_stream_verify_fixup as AB530,
+)
+from specguard.rules.attention import (
+    AB540_sm100_nvfp4_kv_speculation_refused as AB540,
+)
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
@@ -124,4 +176,24 @@ RULES = (
     AB395.RULE,
     AB402.RULE,
     AB404.RULE,
+    AB420.RULE,
+    AB431.RULE,
+    AB433.RULE,
+    AB436.RULE,
+    AB437.RULE,
+    AB438.RULE,
+    AB453.RULE,
+    AB461.RULE,
+    AB463.RULE,
+    AB470.RULE,
+    AB471.RULE,
+    AB472.RULE,
+    AB483.RULE,
+    AB490.RULE,
+    AB510.RULE,
+    AB520.RULE,
+    AB521.RULE,
+    AB522.RULE,
+    AB530.RULE,
+    AB540.RULE,
 )

@@ -13,6 +13,26 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
+from specguard.sglang_facts.changes import Change
+
+# GPT-OSS captures hidden-state boundaries 0..num_layers (the output after the last block included) and keeps an id
+# list whose max is num_hidden_layers as given (0.5.17 models/gpt_oss.py:723-743, 1338-1343; 0.5.23 :708-742,
+# 1337-1351); 0.5.16 captured inside the layer loop only, after the +1 shift (:689-693, 1296).
+GPT_OSS = "GptOssForCausalLM"
+GPT_OSS_FINAL_BOUNDARY = Change(
+    "0.5.17",
+    "0.5.17 models/gpt_oss.py:723-743 boundary i + 1 after block i; :1338-1343 keeps ids ending at num_hidden_layers",
+)
+
+
+def _uncaptured(ctx: CheckContext, layer_ids: tuple[int, ...], layers: int) -> list[int]:
+    """The ids the target never captures (negative ids count as bad: no head is trained on them)."""
+    target = ctx.target
+    if target is not None and target.architecture == GPT_OSS and GPT_OSS_FINAL_BOUNDARY.present_in(ctx.version):
+        shift = 0 if layer_ids and max(layer_ids) == layers else 1
+        return [i for i in layer_ids if i < 0 or i + shift > layers]
+    # SGLang captures the input of layer id+1 (llama.py:939-941), inside the loop over range(layers).
+    return [i for i in layer_ids if i < 0 or i + 1 >= layers]
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -22,13 +42,12 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     layers = ctx.target.num_hidden_layers
     if layer_ids is None or layers is None:
         return
-    # SGLang captures the input of layer id+1 (llama.py:939-941), inside the loop over range(layers).
-    bad = [i for i in layer_ids if i < 0 or i + 1 >= layers]
+    bad = _uncaptured(ctx, layer_ids, layers)
     if not bad:
         return
     yield RULE.finding(
         f"the EAGLE3 head's eagle_config.eagle_aux_hidden_state_layer_ids {list(layer_ids)} name layer(s) "
-        f"{bad}, but the target has {layers} layers (valid ids 0..{layers - 2}): those states are never "
+        f"{bad}, but the target has {layers} layers: those states are never "
         "captured, so the head's fc gets fewer features than it was built for and the first draft forward "
         "fails after loading. The head was trained for a deeper target; use one trained for this target",
         flags=("--speculative-draft-model-path",),
@@ -54,7 +73,10 @@ RULE = Rule(
         "`qwen3.py:778-791`). An id of `num_hidden_layers - 1` or more is never reached, so fewer than "
         "three aux states reach the head's `fc` (`Linear(3 * hidden, hidden)`) and the first draft forward "
         "fails with a shape error, after both models have loaded. SGLang checks nothing at argument time. "
-        "Typical cause: a Qwen3-235B head ([1, 46, 90], 94 layers) paired with a 64-layer Qwen3-32B.",
+        "Typical cause: a Qwen3-235B head ([1, 46, 90], 94 layers) paired with a 64-layer Qwen3-32B. From 0.5.17 "
+        "GPT-OSS also captures the output after its last block (`models/gpt_oss.py:723-743`) and takes an id list "
+        "whose largest id is `num_hidden_layers` as given (:1338-1343), so there ids up to `num_hidden_layers - 1` "
+        "(or up to `num_hidden_layers` in such a list) are captured.",
         fix="Use a head trained for this target. No automatic fix.",
         fix_safety="No fix: the draft checkpoint is the user's choice.",
     ),
@@ -74,6 +96,9 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/model_executor/model_runner_components/spec_aux_hidden_state.py:184-196",
         "sglang 0.5.23: python/sglang/srt/models/llama.py:484-494, 929-941",
         "sglang 0.5.23: python/sglang/srt/models/llama_eagle3.py:155-167",
+        "sglang 0.5.16: python/sglang/srt/models/gpt_oss.py:689-693,1296",
+        "sglang 0.5.17: python/sglang/srt/models/gpt_oss.py:723-743,1338-1343",
+        "sglang 0.5.23: python/sglang/srt/models/gpt_oss.py:708-742,1337-1351",
         "fixture: shared/fixtures/draft-templates/sgl-project-SpecForge/qwen3-235B-A22B-eagle3.json",
         "seed: slime-speculative-decoding.en.md (Support Status: Qwen3-235B-A22B-EAGLE3)",
     ),

@@ -14,8 +14,15 @@ from specguard.rules.base import (
     RuleDocs,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
+from specguard.sglang_facts.changes import Change
 
 DRAFT_PATH = "--speculative-draft-model-path"
+# 0.5.23 takes a dspark/ subfolder of the target checkpoint (with a config.json) as the draft before it refuses; what
+# such a folder holds is known here only for a local checkpoint directory.
+DSPARK_SUBFOLDER_DRAFT = Change(
+    "0.5.23",
+    "0.5.23 arg_groups/speculative_hook.py:622-663,737-755 (0.5.22 :659-680 refuses without it)",
+)
 TARGET = {"architectures": ("DeepseekV4ForCausalLM",), "dspark_draft_bundled": False}
 
 
@@ -24,9 +31,13 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     if ctx.target.dspark_draft_bundled is not False:
         return
+    subfolder = DSPARK_SUBFOLDER_DRAFT.present_in(ctx.version)
+    if subfolder and ctx.target.dspark_subfolder is not False:
+        return
     yield RULE.finding(
         f"DSPARK without {ctx.flag(DRAFT_PATH)}, and the target's config.json has none of the dspark_* keys that mark "
-        f"a bundled DSpark draft: SGLang {ctx.version} raises 'DSpark dense speculative decoding requires setting "
+        f"a bundled DSpark draft{' (nor has its checkpoint a dspark/ subfolder with a config.json)' if subfolder else ''}: "
+        f"SGLang {ctx.version} raises 'DSpark dense speculative decoding requires setting "
         f"--speculative-draft-model-path.' at argument time. Give the DSpark draft with {ctx.flag(DRAFT_PATH)}",
         flags=(DRAFT_PATH,),
     )
@@ -38,19 +49,21 @@ RULE = Rule(
     code="DM178",
     category=Category.START,
     name="dspark-without-draft-path",
-    summary="DSPARK with no draft path on a target that bundles no DSpark draft is refused (0.5.16-0.5.22)",
+    summary="DSPARK with no draft path on a target that bundles no DSpark draft (nor, from 0.5.23, a dspark/ "
+    "subfolder) is refused",
     severity=Severity.ERROR,
     fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
         what="`--speculative-algorithm DSPARK` without `--speculative-draft-model-path`, on a target whose config.json "
-        "sets none of `dspark_block_size`, `dspark_markov_rank`, `dspark_noise_token_id`, `dspark_target_layer_ids`, "
-        "SGLang 0.5.16 to 0.5.22.",
+        "sets none of `dspark_block_size`, `dspark_markov_rank`, `dspark_noise_token_id`, `dspark_target_layer_ids`; "
+        "from 0.5.23, only when the target is a local checkpoint directory without a `dspark/config.json`.",
         why="`_handle_dspark` defaults the draft path to the target only when `checkpoint_bundles_dspark_draft` finds one "
         "of those keys on the target's config (0.5.16 arg_groups/speculative_hook.py:268-273, 308-321; "
         "speculative/dspark_components/dspark_config.py:143-155), and raises a ValueError otherwise (0.5.22 "
-        "speculative_hook.py:659-680). 0.5.23 also takes a `dspark/` subfolder of the target checkpoint as the draft "
-        "(speculative_hook.py:720-755, fetched from the hub when the path is a repo id), which config.json cannot "
-        "show, so the rule stops at 0.5.22. DM005 does not model DSPARK.",
+        "speculative_hook.py:659-680). 0.5.23 first takes a `dspark/` subfolder of the target checkpoint that holds a "
+        "config.json as the draft (speculative_hook.py:622-663, 737-755; fetched from the hub when the path is a "
+        "repo id): the rule then fires only for a local checkpoint directory it has looked into, and stays quiet "
+        "for a hub id, whose files it does not list. DM005 does not model DSPARK.",
         fix="Pass the DSpark draft checkpoint with `--speculative-draft-model-path`.",
         fix_safety="No automatic fix: the draft checkpoint is the user's to name.",
     ),
@@ -61,9 +74,9 @@ RULE = Rule(
         "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:268-273, 308-321",
         "sglang 0.5.16: python/sglang/srt/speculative/dspark_components/dspark_config.py:143-155",
         "sglang 0.5.22: python/sglang/srt/arg_groups/speculative_hook.py:659-680",
-        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:720-755 (the dspark/ subfolder)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:622-663,720-755 (the dspark/ subfolder)",
     ),
-    sglang_versions=">=0.5.16,<=0.5.22",
+    sglang_versions=">=0.5.16",
     log_signatures=(
         r"DSpark dense speculative decoding requires setting --speculative-draft-model-path",
     ),

@@ -107,6 +107,42 @@ from specguard.rules.draft_model import (
     DM413_dspark_draft_without_markov_rank as DM413,
 )
 from specguard.rules.draft_model import DM414_dflash_domino_draft_refused as DM414
+from specguard.rules.draft_model import (
+    DM421_eagle3_null_draft_vocab_untied_head as DM421,
+)
+from specguard.rules.draft_model import (
+    DM422_eagle3_aux_count_draft_extend_graph as DM422,
+)
+from specguard.rules.draft_model import (
+    DM423_eagle3_aux_layer_ids_not_in_target_graphs as DM423,
+)
+from specguard.rules.draft_model import (
+    DM424_eagle3_head_without_d2t_refused as DM424,
+)
+from specguard.rules.draft_model import (
+    DM425_token_map_spec_v2_draft_extend_graph as DM425,
+)
+from specguard.rules.draft_model import (
+    DM440_dflash_draft_sliding_window_dropped as DM440,
+)
+from specguard.rules.draft_model import (
+    DM441_dflash_mask_token_unresolvable as DM441,
+)
+from specguard.rules.draft_model import (
+    DM445_dflash_target_lacks_capture_hook as DM445,
+)
+from specguard.rules.draft_model import (
+    DM450_dspark_mask_token_outside_target_vocab as DM450,
+)
+from specguard.rules.draft_model import (
+    DM451_dspark_draft_markov_head_type_refused as DM451,
+)
+from specguard.rules.draft_model import (
+    DM464_mimo_v2_mtp_multimodal_pad_ids_out_of_vocab as DM464,
+)
+from specguard.rules.draft_model import (
+    DM542_dflash_draft_rope_dim_ignored as DM542,
+)
 
 RULES = (
     DM001.RULE,
@@ -167,4 +203,16 @@ RULES = (
     DM412.RULE,
     DM413.RULE,
     DM414.RULE,
+    DM421.RULE,
+    DM422.RULE,
+    DM423.RULE,
+    DM424.RULE,
+    DM425.RULE,
+    DM440.RULE,
+    DM441.RULE,
+    DM445.RULE,
+    DM450.RULE,
+    DM451.RULE,
+    DM464.RULE,
+    DM542.RULE,
 )

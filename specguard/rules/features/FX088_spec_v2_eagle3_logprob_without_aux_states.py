@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import (
-    Applicability,
     Category,
-    Edit,
     Finding,
     RequestFeature,
     Severity,
 )
-from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
+from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
+from specguard.rules.spec_params._spec_v2 import back_to_v1, v2_switch
 
 NO_OVERLAP = "--disable-overlap-schedule"
 
@@ -27,10 +26,11 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"EAGLE3 on the SpecV2 (overlap) worker in SGLang {ctx.version}: a request that asks for logprobs "
         "(return_logprob, or logprobs in the OpenAI API) takes the logits processor's input-logprob branch, which "
         "never fills the aux hidden states, and the draft prefill then concatenates None: the scheduler dies "
-        "(UnboundLocalError or TypeError in torch.cat, sglang#17349). Fixed in 0.5.11; otherwise run the V1 worker "
-        f"with {ctx.flag(NO_OVERLAP)}",
-        flags=("--speculative-algorithm", NO_OVERLAP),
-        fix=fix_of(f"add {NO_OVERLAP} (the V1 EAGLE worker)", Applicability.UNSAFE, Edit(name=NO_OVERLAP, value=True)),
+        "(UnboundLocalError or TypeError in torch.cat, sglang#17349). Fixed in 0.5.11; otherwise run the V1 worker: "
+        f"before 0.5.11 only {v2_switch(ctx)} chooses V2, and it turns the overlap scheduler back on over a typed "
+        f"{NO_OVERLAP} (0.5.9 server_args.py:2367-2372)",
+        flags=("--speculative-algorithm",),
+        fix=back_to_v1(ctx),
     )
 
 
@@ -54,7 +54,9 @@ RULE = Rule(
         "got (NoneType, dim=int)` in sglang#20555 (Llama-3.1-8B). V1 does not hit it. 0.5.11 collects the aux "
         "states in that branch too (logits_processor.py:483-537). The launch cannot tell whether clients ask for "
         "logprobs, so this is a warning.",
-        fix="Upgrade to 0.5.11 or later, or add `--disable-overlap-schedule` so the V1 EAGLE worker runs.",
+        fix="Upgrade to 0.5.11 or later, or drop what chose the V2 worker (`SGLANG_ENABLE_SPEC_V2`, or "
+        "`--enable-beta-spec`) so the V1 EAGLE worker runs; a typed `--disable-overlap-schedule` does not help while "
+        "the variable is set (0.5.4.post1-0.5.10.post1 turn the overlap scheduler back on over it).",
         fix_safety="Unsafe: turning the overlap scheduler off changes the worker and its throughput.",
     ),
     bad=Example(

@@ -53,6 +53,31 @@ from specguard.rules.features import FX263_cpu_torch_compile_with_speculation as
 from specguard.rules.features import FX292_spec_v2_verify_without_grammar as FX292
 from specguard.rules.features import FX355_hicache_inkling_mtp_draft_refused as FX355
 from specguard.rules.features import FX361_external_linker_unpacked_draft_kv as FX361
+from specguard.rules.features import (
+    FX442_dflash_overlap_refuses_hidden_states as FX442,
+)
+from specguard.rules.features import (
+    FX452_dspark_observability_env_refused as FX452,
+)
+from specguard.rules.features import (
+    FX486_ngram_ignores_original_logprob_env as FX486,
+)
+from specguard.rules.features import FX493_kv_sharding_mtp_draft_kv_dtype as FX493
+from specguard.rules.features import (
+    FX500_custom_logit_processor_ignored_by_early_eagle_verify as FX500,
+)
+from specguard.rules.features import (
+    FX510_two_batch_overlap_spec_v2_eager_verify_split as FX510,
+)
+from specguard.rules.features import (
+    FX523_routed_experts_capture_dense_draft as FX523,
+)
+from specguard.rules.features import (
+    FX531_hicache_dsv4_mtp_draft_state_not_backed as FX531,
+)
+from specguard.rules.features import (
+    FX541_hisparse_pd_decode_draft_pool_non_mooncake as FX541,
+)
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
          FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
@@ -64,4 +89,13 @@ RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE,
          FX263.RULE,
          FX292.RULE,
          FX361.RULE,
-         FX355.RULE)
+         FX355.RULE,
+         FX442.RULE,
+         FX452.RULE,
+         FX486.RULE,
+         FX493.RULE,
+         FX500.RULE,
+         FX510.RULE,
+         FX523.RULE,
+         FX531.RULE,
+         FX541.RULE)

@@ -15,12 +15,11 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.hybrid._hybrid import MAMBA_RADIX_ARCHITECTURES
+from specguard.rules.hybrid.HY480_replayssm_spec_tree_draft import replayssm_spec_switch
 from specguard.sglang_facts.algorithms import REPLAYSSM_KDA_FOLD_ALGORITHMS
 from specguard.sglang_facts.changes import Change
 
 REPLAYSSM_SPEC = "--enable-linear-replayssm-spec"
-# The deprecated spelling SGLang still parses into the same field (0.5.17 server_args.py:8404-8410).
-REPLAYSSM_SPEC_ALIAS = "--enable-gdn-replayssm-spec"
 GLM5_NEXT = "Glm5NextForConditionalGeneration"
 # 0.5.21 widens the KDA test from kimi_linear_config to hybrid_kda_config, which takes glm5_next too.
 GLM5_NEXT_IS_KDA = Change(
@@ -44,10 +43,8 @@ def _non_kda_hybrid(ctx: CheckContext) -> str | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    typed = next(
-        (flag for flag in (REPLAYSSM_SPEC, REPLAYSSM_SPEC_ALIAS) if ctx.spec.has(flag)),
-        None,
-    )
+    # The deprecated --enable-gdn-replayssm-spec sets the same field only while SGLang parses it (0.5.17-0.5.19).
+    typed = replayssm_spec_switch(ctx)
     if typed is None or ctx.algorithm not in REPLAYSSM_KDA_FOLD_ALGORITHMS:
         return
     # A PD decode server builds its pool through _build_hybrid_mamba_decode_req_pool, which has no such test.
@@ -87,7 +84,8 @@ RULE = Rule(
     fix_availability=FixAvailability.ALWAYS,
     dialects=SGLANG_DIALECTS,
     docs=RuleDocs(
-        what="`--enable-linear-replayssm-spec` (or its deprecated spelling `--enable-gdn-replayssm-spec`) with "
+        what="`--enable-linear-replayssm-spec` (or its deprecated spelling `--enable-gdn-replayssm-spec`, parsed "
+        "0.5.17 to 0.5.19) with "
         "`--speculative-algorithm` DSPARK or DFLASH on a GDN or Mamba2 hybrid target (Qwen3-Next, Qwen3.5, "
         "NemotronH, Falcon-H1, Jet-Nemotron, LFM2), from SGLang 0.5.17; also on a glm5_next target "
         "(Glm5NextForConditionalGeneration) in 0.5.20, the one release with that model and the narrow test.",
@@ -125,6 +123,7 @@ RULE = Rule(
     sources=(
         "sglang 0.5.16: python/sglang/srt/mem_cache/kv_cache_configurator.py:696-735 (GDN-only, no test)",
         "sglang 0.5.17: python/sglang/srt/mem_cache/kv_cache_configurator.py:677-681,759-777; server_args.py:8404-8410",
+        "sglang 0.5.19: python/sglang/srt/server_args.py:4017-4023 (last release with the gdn alias)",
         "sglang 0.5.20: python/sglang/srt/mem_cache/kv_cache_configurator.py:1104-1122; configs/hybrid_arch.py:110-142",
         "sglang 0.5.21: python/sglang/srt/mem_cache/kv_cache_configurator.py:1125-1137; configs/hybrid_arch.py:136-137",
         "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:1700-1717",

@@ -26,8 +26,28 @@ from specguard.rules.hybrid import HY371_gdn_flashinfer_verify_sm100 as HY371
 from specguard.rules.hybrid import (
          HY374_mamba_track_interval_below_draft_tokens as HY374,
 )
+from specguard.rules.hybrid import (
+         HY434_dsv4_verify_extend_lens_buffer_1025 as HY434,
+)
+from specguard.rules.hybrid import (
+         HY446_dflash_mamba_lazy_buffer_refused as HY446,
+)
+from specguard.rules.hybrid import (
+    HY455_dspark_hybrid_target_state_not_committed as HY455,
+)
+from specguard.rules.hybrid import (
+         HY460_lightning_hybrid_spec_v2_state_not_committed as HY460,
+)
+from specguard.rules.hybrid import HY480_replayssm_spec_tree_draft as HY480
+from specguard.rules.hybrid import HY481_replayssm_spec_ring_too_short as HY481
 
 RULES = (HY020.RULE, HY021.RULE, HY022.RULE, HY023.RULE, HY024.RULE, HY110.RULE, HY140.RULE, HY200.RULE, HY300.RULE, HY310.RULE, HY311.RULE, HY312.RULE, HY313.RULE, HY314.RULE, HY315.RULE, HY316.RULE,
          HY293.RULE, HY294.RULE, HY360.RULE, HY364.RULE,
          HY370.RULE, HY371.RULE, HY374.RULE,
-         HY350.RULE)
+         HY460.RULE,
+         HY480.RULE,
+         HY481.RULE,
+         HY350.RULE,
+         HY434.RULE,
+         HY446.RULE,
+         HY455.RULE)

@@ -17,7 +17,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
-from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK, LLAMA31_8B_EAGLE3
+from specguard.rules.examples import LLAMA31_8B_EAGLE3
 from specguard.sglang_facts.algorithms import (
     EAGLE_WORKER_ALGORITHMS,
     UNIFIED_MEMORY_ALGORITHMS,
@@ -47,6 +47,9 @@ EAGLE_HOST_POOL_BACKUP_REFUSED = Change(
     "0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:662-670"
 )
 RETRACTION_BACKUP = "--disaggregation-decode-retraction-backup"
+# HiCache keeps the draft on a private pool, which a fused EAGLE draft does not have (0.5.22 kv_cache_hook.py:671-679).
+EAGLE_HICACHE_REFUSED = Change("0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:671-679")
+HICACHE = "--enable-hierarchical-cache"
 # PD disaggregation with speculation over the (default) Mooncake transfer backend (0.5.21 kv_cache_hook.py:496-502).
 PD_MOONCAKE_REFUSED = Change("0.5.21", "0.5.21 arg_groups/kv_cache_hook.py:496-502")
 DEFAULT_TRANSFER = "mooncake"
@@ -116,6 +119,22 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             flags=(UNIFIED, RETRACTION_BACKUP),
             fix=fix_of(f"drop {UNIFIED}", Applicability.UNSAFE, _drop_unified()),
         )
+    if (
+        EAGLE_HICACHE_REFUSED.present_in(ctx.version)
+        and ctx.algorithm in TREE_CAPABLE
+        and ctx.spec.has(HICACHE)
+    ):
+        # SGLang's words: "--enable-unified-memory + EAGLE/EAGLE3 does not support --enable-hierarchical-cache:
+        # HiCache keeps the draft on a private pool, and would pack an MTP head's KV into the target's
+        # page-envelope host pool, which refuses per-layer draft loads."
+        yield RULE.finding(
+            f"{ctx.flag(UNIFIED)} with {ctx.algorithm} and {ctx.flag(HICACHE)}: the assertion "
+            "'--enable-unified-memory + EAGLE/EAGLE3 does not support --enable-hierarchical-cache' fails at "
+            "argument time (HiCache would need the draft's own device pool, which a fused EAGLE draft does not "
+            f"have). Drop {ctx.flag(HICACHE)} or {ctx.flag(UNIFIED)}",
+            flags=(UNIFIED, HICACHE),
+            fix=fix_of(f"drop {UNIFIED}", Applicability.UNSAFE, _drop_unified()),
+        )
     mode = ctx.spec.get("disaggregation_mode")
     item = ctx.spec.item(TRANSFER)
     transfer = item.values[-1] if item is not None and item.values else DEFAULT_TRANSFER
@@ -147,7 +166,7 @@ RULE = Rule(
         "DSPARK (0.5.18-0.5.21) or other than DSPARK/EAGLE/EAGLE3/DFLASH (0.5.22+); from 0.5.22 an EAGLE/EAGLE3 "
         "draft tree (topk above 1, typed or chosen by SGLang); from 0.5.21 PD disaggregation over the Mooncake "
         "transfer backend (the default) with any speculative algorithm; from 0.5.22 EAGLE/EAGLE3 with "
-        "`--disaggregation-decode-retraction-backup host_pool`.",
+        "`--disaggregation-decode-retraction-backup host_pool` or `--enable-hierarchical-cache`.",
         why="`_handle_unified_memory_pool` runs after the speculative handler and asserts: no speculation at all "
         "(0.5.15 server_args.py:5889-5892, 0.5.17 :7893-7896), DSPARK only (0.5.18 server_args.py:8312-8317; "
         "0.5.19-0.5.21 arg_groups/kv_cache_hook.py, 0.5.21 :545-550), DSPARK/EAGLE/EAGLE3/DFLASH with "
@@ -156,14 +175,27 @@ RULE = Rule(
         "DSPARK topk assert, :8318-8324, never could). 0.5.21 added the PD Mooncake refusal (kv_cache_hook.py:"
         "496-502; 0.5.23 :547-553). 0.5.22 refuses EAGLE/EAGLE3 with the host-pool decode retraction backup, which builds "
         "the draft's host pool off a device pool a fused EAGLE draft does not have (kv_cache_hook.py:662-670; 0.5.23 "
-        ":669-677). The flag is new in 0.5.15. The EAGLE family's further 0.5.22 conditions "
-        "(a hybrid-SWA or mamba target, audited attention backends) are not checked here.",
+        ":669-677), and with `--enable-hierarchical-cache`, whose HiCache keeps the draft on such a private pool (0.5.22 "
+        "kv_cache_hook.py:671-679; 0.5.23 :678-686). The flag is new in 0.5.15. The EAGLE family's further 0.5.22 conditions "
+        "(a hybrid-SWA or mamba target) is not checked here; the audited attention backends are AB490's.",
         fix="Drop `--enable-unified-memory` for this algorithm, or on 0.5.22+ draft an EAGLE chain (topk 1).",
         fix_safety="Unsafe: it changes the KV pool layout or the draft tree.",
     ),
     bad=Example(argv=(*LLAMA31_8B_EAGLE3, UNIFIED), sglang_version="0.5.18"),
+    # A mamba hybrid the unified pool is built for (DeepSeek-V4 is not: MM491), on an audited verify backend (AB490).
     good=Example(
-        argv=(*DEEPSEEK_V4_FLASH_DSPARK, "--attention-backend", "triton", UNIFIED),
+        argv=(
+            "--model-path",
+            "moonshotai/Kimi-Linear-48B-A3B-Instruct",
+            "--speculative-algorithm",
+            "DSPARK",
+            "--speculative-draft-model-path",
+            "/ckpt/dspark-draft",
+            "--attention-backend",
+            "triton",
+            UNIFIED,
+        ),
+        target={"architectures": ("KimiLinearForCausalLM",), "kv_lora_rank": 512},
         sglang_version="0.5.18",
     ),
     sources=(
@@ -173,8 +205,8 @@ RULE = Rule(
         "sglang 0.5.18: python/sglang/srt/server_args.py:3742, 3764 (speculative handling first), 8312-8324",
         "sglang 0.5.21: python/sglang/srt/arg_groups/kv_cache_hook.py:496-502, 545-550",
         "sglang 0.5.22: python/sglang/srt/arg_groups/kv_cache_hook.py:585-604; arg_groups/pipeline.py:294, 326",
-        "sglang 0.5.22: python/sglang/srt/arg_groups/kv_cache_hook.py:662-670",
-        "sglang 0.5.23: python/sglang/srt/arg_groups/kv_cache_hook.py:547-553, 588-607, 669-677",
+        "sglang 0.5.22: python/sglang/srt/arg_groups/kv_cache_hook.py:662-670, 671-679",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/kv_cache_hook.py:547-553, 588-607, 669-677, 678-686",
     ),
     sglang_versions=">=0.5.15",
     log_signatures=(
@@ -183,5 +215,6 @@ RULE = Rule(
         r"--enable-unified-memory supports a linear draft chain only",
         r"--enable-unified-memory with PD disaggregation does not support speculative decoding with the Mooncake",
         r"--enable-unified-memory \+ EAGLE/EAGLE3 does not support --disaggregation-decode-retraction-backup=host_pool",
+        r"--enable-unified-memory \+ EAGLE/EAGLE3 does not support --enable-hierarchical-cache",
     ),
 )

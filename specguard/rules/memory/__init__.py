@@ -19,6 +19,12 @@ from specguard.rules.memory import MM216_megamoe_decode_graph_token_budget as MM
 from specguard.rules.memory import (
     MM373_rejection_sampling_draft_probs_recycled as MM373,
 )
+from specguard.rules.memory import MM471_flydsl_megamoe_decode_capacity as MM471
+from specguard.rules.memory import MM491_unified_memory_target_not_hybrid as MM491
+from specguard.rules.memory import MM492_unified_memory_draft_cannot_fuse as MM492
+from specguard.rules.memory import (
+    MM511_cutedsl_a2a_verify_graph_token_budget as MM511,
+)
 
 RULES = (
     MM001.RULE,
@@ -30,4 +36,8 @@ RULES = (
     MM215.RULE,
     MM216.RULE,
     MM373.RULE,
+    MM471.RULE,
+    MM491.RULE,
+    MM492.RULE,
+    MM511.RULE,
 )

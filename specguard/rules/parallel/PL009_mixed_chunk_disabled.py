@@ -16,18 +16,26 @@ from specguard.rules.base import (
 )
 from specguard.rules.examples import LLAMA31_8B
 from specguard.sglang_facts.algorithms import (
-    EAGLE_HEAD_ALGORITHMS,
+    MIXED_CHUNK_ALGORITHMS,
     MIXED_CHUNK_OFF_ALGORITHMS,
 )
-from specguard.sglang_facts.changes import MIXED_CHUNK_PER_ALGORITHM
+from specguard.sglang_facts.changes import MIXED_CHUNK_PER_ALGORITHM, Change
 
 # 0.5.19 moved the decision to SpeculativeAlgorithm.supports_mixed_chunk() (arg_groups/
-# speculative_hook.py:675-684; the table is sglang_facts.algorithms). Before, the EAGLE-family
-# and DFLASH handlers turned it off too (0.5.13 arg_groups/speculative_hook.py:245-249, 306-311).
-OFF_BEFORE_PER_ALGORITHM = MIXED_CHUNK_OFF_ALGORITHMS | EAGLE_HEAD_ALGORITHMS | {"DFLASH"}
+# speculative_hook.py:675-684; the table is sglang_facts.algorithms). Before, the handlers of the
+# algorithms that keep it now turned it off too: the EAGLE family and DFLASH (0.5.13
+# arg_groups/speculative_hook.py:245-249, 306-311) and DSPARK (0.5.16 :400-404, 0.5.18 :420-424).
+OFF_BEFORE_PER_ALGORITHM = MIXED_CHUNK_OFF_ALGORITHMS | MIXED_CHUNK_ALGORITHMS
+# A release without DSPARK has no handler to turn anything off for it.
+DSPARK_HANDLER = Change(
+    "0.5.16",
+    "0.5.16 arg_groups/speculative_hook.py:400-404 (0.5.15.post1 speculative/spec_info.py:28-41 has no DSPARK)",
+)
 
 
 def turned_off(ctx: CheckContext) -> bool:
+    if ctx.algorithm == "DSPARK" and not DSPARK_HANDLER.present_in(ctx.version):
+        return False
     per_algorithm = MIXED_CHUNK_PER_ALGORITHM.present_in(ctx.version)
     return ctx.algorithm in (MIXED_CHUNK_OFF_ALGORITHMS if per_algorithm else OFF_BEFORE_PER_ALGORITHM)
 
@@ -56,8 +64,9 @@ RULE = Rule(
     docs=RuleDocs(
         what="Says when `--enable-mixed-chunk` is silently turned off by the speculative algorithm.",
         why="STANDALONE and FROZEN_KV_MTP (catalogue P24) and NGRAM (P62, unconditionally) do not support mixed "
-        "chunked prefill, and SGLang turns it off with a warning; before 0.5.19 the EAGLE family and DFLASH "
-        "did the same (0.5.13 speculative_hook.py:245-249, 306-311). From 0.5.19 EAGLE, EAGLE3, DFLASH and "
+        "chunked prefill, and SGLang turns it off with a warning; before 0.5.19 the EAGLE family, DFLASH and "
+        "DSPARK (from 0.5.16, its first release) did the same (0.5.13 speculative_hook.py:245-249, 306-311; 0.5.16 :400-404, "
+        "0.5.18 :420-424). From 0.5.19 EAGLE, EAGLE3, DFLASH and "
         "DSPARK keep it (`supports_mixed_chunk`, 0.5.19 speculative_hook.py:675-684).",
         fix="Drop the flag.",
         fix_safety="Safe: SGLang turns it off anyway.",
@@ -76,6 +85,9 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/speculative/spec_info.py:147-158",
         "sglang 0.5.19: python/sglang/srt/arg_groups/speculative_hook.py:675-684",
         "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:245-249, 306-311",
+        "sglang 0.5.15.post1: python/sglang/srt/speculative/spec_info.py:28-41 (no DSPARK algorithm)",
+        "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:400-404 (DSPARK turns it off)",
+        "sglang 0.5.18: python/sglang/srt/arg_groups/speculative_hook.py:420-424 (DSPARK turns it off)",
         "catalogue: shared/design/sglang-spec-checks.md P24, P47, P62",
     ),
 )

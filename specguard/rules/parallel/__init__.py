@@ -58,6 +58,21 @@ from specguard.rules.parallel import (
     PL381_multi_layer_eagle_eager_draft_extend_idle_dp_rank as PL381,
 )
 from specguard.rules.parallel import PL382_pd_ngram_embedding_table_unfilled as PL382
+from specguard.rules.parallel import (
+    PL432_rocm_fp4_nextn_deepep_draft_without_ep as PL432,
+)
+from specguard.rules.parallel import (
+    PL443_dflash_dp_attention_draft_head_refused as PL443,
+)
+from specguard.rules.parallel import (
+    PL484_decoupled_spec_role_without_endpoints as PL484,
+)
+from specguard.rules.parallel import (
+    PL489_pd_decode_spec_v2_prebuilt_draft_input as PL489,
+)
+from specguard.rules.parallel import (
+    PL502_eagle3_draft_on_full_tp_group_under_dp_attention as PL502,
+)
 
 RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE, PL060.RULE, PL061.RULE, PL062.RULE, PL063.RULE, PL064.RULE, PL090.RULE, PL091.RULE, PL140.RULE,
          PL172.RULE,
@@ -73,4 +88,9 @@ RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE,
          PL301.RULE, PL303.RULE, PL307.RULE,
          PL320.RULE, PL324.RULE,
          PL380.RULE, PL381.RULE, PL382.RULE,
-         PL375.RULE)
+         PL375.RULE,
+         PL432.RULE,
+         PL443.RULE,
+         PL484.RULE,
+         PL489.RULE,
+         PL502.RULE)

@@ -13,6 +13,18 @@ from specguard.rules.quantization import (
     QT081_quantized_dflash_draft_fc_not_loaded as QT081,
 )
 from specguard.rules.quantization import QT305_minimax_m3_nvfp4_speculation as QT305
+from specguard.rules.quantization import (
+    QT435_fp4_deepseek_nextn_bf16_moe_on_deepep as QT435,
+)
+from specguard.rules.quantization import (
+    QT462_qwen35_quark_bf16_mtp_built_quantized as QT462,
+)
+from specguard.rules.quantization import (
+    QT465_qwen35_mixed_precision_quantized_mtp_built_bf16 as QT465,
+)
+from specguard.rules.quantization import (
+    QT501_cutlass_moe_env_without_fp8_quantization as QT501,
+)
 
 RULES = (
     QT040.RULE,
@@ -20,4 +32,8 @@ RULES = (
     QT080.RULE,
     QT081.RULE,
     QT305.RULE,
+    QT435.RULE,
+    QT462.RULE,
+    QT465.RULE,
+    QT501.RULE,
 )

@@ -57,8 +57,9 @@ RULE = Rule(
     docs=RuleDocs(
         what="Predicts the speculative values SGLang resolves at start-up (automatic steps/topk/draft "
         "tokens by target architecture, draft tokens forced to steps + 1 under topk 1, NGRAM's derived "
-        "values, DFLASH's block size and draft backend, max running requests reset to 48, the overlap "
-        "scheduler and mixed chunked prefill switched off, the default attention backend for the GPU, the "
+        "values, DFLASH's block size and draft backend, DSPARK's one step, topk 1 and gamma + 1 draft tokens, "
+        "max running requests reset to 48, the overlap scheduler and mixed chunked prefill switched off (or the "
+        "overlap scheduler switched back on by SGLANG_ENABLE_SPEC_V2=1 before 0.5.11), the default attention backend for the GPU, the "
         "decode CUDA-graph max batch size) and shows each with the step that sets it. The predictions are "
         "checked against SGLang 0.5.23's own resolution by tests/parity/test_differential.py.",
         why="SGLang changes these silently or with a log line the user rarely reads, so the server runs "
@@ -83,6 +84,10 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1086-1094 (max running requests 48)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:1285-1371 (NGRAM)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:886-987 (DFLASH draft attention backend)",
+        "sglang 0.5.16: python/sglang/srt/arg_groups/speculative_hook.py:323-404 (DSPARK steps, topk, gamma + 1, 48, mixed chunk off)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/speculative_hook.py:757-860 (DSPARK; mixed chunk kept from 0.5.19)",
+        "sglang 0.5.10: python/sglang/srt/server_args.py:2999-3004 (SGLANG_ENABLE_SPEC_V2=1 turns overlap back on)",
+        "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:240-243 (DFLASH overlap off; not in 0.5.14)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/model_override_base.py:277-351 (default attention backend)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/memory_hook.py:84-188 (decode CUDA-graph max batch size)",
         "seed: sglang-speculative-decoding.md (Full Parameter Reference)",

@@ -46,6 +46,27 @@ from specguard.rules.spec_params import (
 from specguard.rules.spec_params import (
     SP403_eagle_single_step_tree_build_crash as SP403,
 )
+from specguard.rules.spec_params import (
+    SP430_speculative_moe_runner_flashinfer_trtllm_refused as SP430,
+)
+from specguard.rules.spec_params import (
+    SP444_dflash_simulated_acceptance_token_mode_invalid as SP444,
+)
+from specguard.rules.spec_params import (
+    SP482_rejection_sampling_reduced_draft_vocab as SP482,
+)
+from specguard.rules.spec_params import (
+    SP485_ngram_prob_match_type_ignored as SP485,
+)
+from specguard.rules.spec_params import (
+    SP487_simulated_acceptance_token_mode_refused as SP487,
+)
+from specguard.rules.spec_params import (
+    SP488_inkling_banded_mtp_without_multi_layer_eagle as SP488,
+)
+from specguard.rules.spec_params import (
+    SP532_adaptive_state_overflows_shared_logits_buffer as SP532,
+)
 
 RULES = (
     SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,
@@ -59,4 +80,11 @@ RULES = (
     SP322.RULE,
     SP401.RULE,
     SP403.RULE,
+    SP430.RULE,
+    SP444.RULE,
+    SP482.RULE,
+    SP485.RULE,
+    SP487.RULE,
+    SP488.RULE,
+    SP532.RULE,
 )
