@@ -9,6 +9,7 @@ from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
     attention_backend,
     effective_topk,
+    mla_of,
 )
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.sglang_facts.algorithms import EAGLE_WORKER_ALGORITHMS
@@ -27,22 +28,13 @@ def _refusing_backend(ctx: CheckContext, backend: str) -> str:
     return backend
 
 
-def _is_mla(facts) -> bool | None:
-    """True/False from config.json (MLA configs carry kv_lora_rank); None when unknown."""
-    if facts is None:
-        return None
-    if facts.kv_lora_rank is not None:
-        return True
-    return False if facts.architectures else None
-
-
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm not in EAGLE_WORKER_ALGORITHMS or ctx.spec.get("speculative_draft_attention_backend"):
         return
     # A draft path is needed: without it EAGLE drafts with the target's own (MLA) MTP layers.
     if ctx.spec.get("speculative_draft_model_path") is None:
         return
-    if _is_mla(ctx.target) is not True or _is_mla(ctx.draft) is not False:
+    if mla_of(ctx.target) is not True or mla_of(ctx.draft) is not False:
         return
     backend, given = attention_backend(ctx)
     prefill = ctx.spec.get("prefill_attention_backend") or backend

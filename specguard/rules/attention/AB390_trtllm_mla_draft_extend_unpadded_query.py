@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Fix, Severity
-from specguard.rules.attention.backends import SGLANG_DIALECTS, is_mla_target
+from specguard.rules.attention.backends import (
+    BACKEND_FLAGS,
+    SGLANG_DIALECTS,
+    is_mla_target,
+    typed_phase_backend,
+)
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -31,26 +36,6 @@ TRTLLM_MLA_DEFAULT_ARCHITECTURES = frozenset(
 # SGLang's max_running_requests for a speculative launch that sets none (0.5.6.post1 server_args.py:1706-1707).
 SPEC_MAX_RUNNING_REQUESTS = 48
 DRAFT = "--speculative-draft-attention-backend"
-BACKEND_FLAGS = (
-    "--attention-backend",
-    "--prefill-attention-backend",
-    "--decode-attention-backend",
-)
-
-
-def _typed_draft_extend_backend(ctx: CheckContext) -> tuple[str | None, str | None]:
-    """(backend, flag) the draft extend reads first: the draft's own, the phase's, then --attention-backend
-    (0.5.7 speculative/draft_utils.py:21-36, 62-87; 0.5.6.post1 :22-31, 60-85 without the draft's own)."""
-    mode_flag = (
-        "--decode-attention-backend"
-        if ctx.spec.last_value("--speculative-attention-mode") == "decode"
-        else "--prefill-attention-backend"
-    )
-    for flag in (DRAFT, mode_flag, "--attention-backend"):
-        value = ctx.spec.last_value(flag)
-        if value is not None:
-            return value, flag
-    return None, None
 
 
 def _default_trtllm_mla(ctx: CheckContext) -> bool:
@@ -93,7 +78,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         "SGLANG_ENABLE_SPEC_V2"
     ) and ctx.algorithm in spec_v2_algorithms(ctx.version):
         return  # the V2 draft extend runs every draft token of every request: equal lengths
-    backend, flag = _typed_draft_extend_backend(ctx)
+    backend, flag = typed_phase_backend(ctx, DRAFT)
     if backend is None and _default_trtllm_mla(ctx):
         backend = "trtllm_mla"
     if backend != "trtllm_mla":

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.rules.attention.backends import (
+    draft_decode_backend,
+)
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -15,9 +18,6 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
-from specguard.rules.parallel.PL381_multi_layer_eagle_eager_draft_extend_idle_dp_rank import (
-    _draft_decode_backend,
-)
 
 WINDOW = "--speculative-draft-window-size"
 # The only EAGLE3 head that turns the flag into a per-layer sliding window (llama_eagle3.py, 0.5.12-0.5.23);
@@ -32,7 +32,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.draft is None or ctx.draft.architecture != WINDOWED_HEAD:
         return
     steps = ctx.resolution.num_steps
-    if steps is None or steps <= 1 or _draft_decode_backend(ctx) != "triton":
+    if steps is None or steps <= 1 or draft_decode_backend(ctx) != "triton":
         return
     yield RULE.finding(
         f"{ctx.flag(WINDOW)} {window} makes every layer of the {WINDOWED_HEAD} draft a sliding-window layer, and "

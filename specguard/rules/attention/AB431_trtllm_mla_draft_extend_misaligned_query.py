@@ -6,10 +6,14 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.AB390_trtllm_mla_draft_extend_unpadded_query import (
+    DRAFT,
     _default_trtllm_mla,
-    _typed_draft_extend_backend,
 )
-from specguard.rules.attention.backends import SGLANG_DIALECTS, is_mla_target
+from specguard.rules.attention.backends import (
+    SGLANG_DIALECTS,
+    is_mla_target,
+    typed_phase_backend,
+)
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -36,7 +40,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     if ctx.spec.has(BETA) or ctx.spec.env_flag(SPEC_V2_ENV):
         return
-    backend, flag = _typed_draft_extend_backend(ctx)
+    backend, flag = typed_phase_backend(ctx, DRAFT)
     if (
         backend is None
         and _default_trtllm_mla(ctx)

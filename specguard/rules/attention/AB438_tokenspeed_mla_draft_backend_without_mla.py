@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
-from specguard.rules.attention.AB020_mha_draft_inherits_mla_backend import _is_mla
-from specguard.rules.attention.backends import SGLANG_DIALECTS, effective_topk
+from specguard.rules.attention.backends import SGLANG_DIALECTS, effective_topk, mla_of
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -33,8 +32,8 @@ TOKENSPEED = "tokenspeed_mla"
 def _checked_model(ctx: CheckContext) -> tuple[str, bool | None]:
     """(which model the factory tests, whether it is MLA; None when unknown): the draft runner."""
     if ctx.spec.get("speculative_draft_model_path") is None:
-        return "draft (the target's own MTP layers)", _is_mla(ctx.target)
-    return "draft", _is_mla(ctx.draft)
+        return "draft (the target's own MTP layers)", mla_of(ctx.target)
+    return "draft", mla_of(ctx.draft)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

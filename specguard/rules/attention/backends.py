@@ -11,6 +11,7 @@ Shared by the AB and VB families. The default backend (P38) is predicted in
 
 from __future__ import annotations
 
+from specguard.models import ModelFacts
 from specguard.resolution import default_backend as resolution_default_backend
 from specguard.rules.base import (  # noqa: F401  (SGLANG_DIALECTS re-exported: the AB and VB rules speak of SGLang itself)
     SGLANG_DIALECTS,
@@ -140,18 +141,48 @@ BACKEND_FLAGS = (
 )
 
 
-def verify_backend(ctx: CheckContext) -> tuple[str | None, str | None]:
-    """(backend, flag) that runs target verify: the phase backend speculative_attention_mode names, else
-    --attention-backend, else SGLang's default (0.5.6 layers/attention/hybrid_attn_backend.py:42-51)."""
+def typed_phase_backend(ctx: CheckContext, *first: str) -> tuple[str | None, str | None]:
+    """(backend, flag) as typed: the first of ``first`` that is set, else the phase backend
+    --speculative-attention-mode names (prefill unless it says decode), else --attention-backend;
+    (None, None) when none is typed (0.5.6 layers/attention/hybrid_attn_backend.py:42-51; 0.5.7
+    speculative/draft_utils.py:21-36, 62-87 reads the draft's own flag first)."""
     phase = (
         "--decode-attention-backend"
         if ctx.spec.last_value("--speculative-attention-mode") == "decode"
         else "--prefill-attention-backend"
     )
-    for flag in (phase, "--attention-backend"):
+    for flag in (*first, phase, "--attention-backend"):
         value = ctx.spec.last_value(flag)
         if value is not None:
             return value, flag
+    return None, None
+
+
+def draft_decode_backend(ctx: CheckContext) -> str | None:
+    """The backend the draft's decode steps run on: --speculative-draft-attention-backend, else the
+    target's decode backend, else the target's backend as resolved."""
+    return (
+        ctx.spec.get("speculative_draft_attention_backend")
+        or ctx.spec.get("decode_attention_backend")
+        or ctx.resolution.attention_backend
+    )
+
+
+def mla_of(facts: ModelFacts | None) -> bool | None:
+    """Whether a model is MLA from its config.json (MLA configs carry kv_lora_rank); None when unknown."""
+    if facts is None:
+        return None
+    if facts.kv_lora_rank is not None:
+        return True
+    return False if facts.architectures else None
+
+
+def verify_backend(ctx: CheckContext) -> tuple[str | None, str | None]:
+    """(backend, flag) that runs target verify: the phase backend speculative_attention_mode names, else
+    --attention-backend, else SGLang's default (0.5.6 layers/attention/hybrid_attn_backend.py:42-51)."""
+    backend, flag = typed_phase_backend(ctx)
+    if backend is not None:
+        return backend, flag
     gpu, target = ctx.env.gpu, ctx.target
     if (
         target is not None

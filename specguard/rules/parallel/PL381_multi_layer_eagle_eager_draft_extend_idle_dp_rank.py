@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.rules.attention.backends import draft_decode_backend
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -43,15 +44,6 @@ def _runs_multi_layer(ctx: CheckContext) -> bool:
     )
 
 
-def _draft_decode_backend(ctx: CheckContext) -> str | None:
-    """The backend the draft runners plan an idle batch on: the draft override, else the target's decode backend."""
-    return (
-        ctx.spec.get("speculative_draft_attention_backend")
-        or ctx.spec.get("decode_attention_backend")
-        or ctx.resolution.attention_backend
-    )
-
-
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if (
         not _runs_multi_layer(ctx)
@@ -59,7 +51,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         or not ctx.spec.get("disable_cuda_graph")
     ):
         return
-    if _draft_decode_backend(ctx) != "fa3":
+    if draft_decode_backend(ctx) != "fa3":
         return  # the empty-batch raise read in the code is FlashAttentionBackend's
     dp = " ".join(ctx.flag(f) for f in attn_dp_flags(ctx))
     yield RULE.finding(

@@ -8,6 +8,9 @@ from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.AB420_eagle3_draft_window_triton_multi_step import (
     WINDOWED_HEAD,
 )
+from specguard.rules.attention.backends import (
+    draft_decode_backend,
+)
 from specguard.rules.base import (
     CheckContext,
     Example,
@@ -17,9 +20,6 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import QWEN3_8B_DFLASH
-from specguard.rules.parallel.PL381_multi_layer_eagle_eager_draft_extend_idle_dp_rank import (
-    _draft_decode_backend,
-)
 from specguard.rules.spec_params._shared import int_flag
 from specguard.sglang_facts.algorithms import DRAFT_WINDOW_ALGORITHMS
 from specguard.sglang_facts.changes import (
@@ -49,7 +49,7 @@ def _eagle_window_unused(ctx: CheckContext) -> str | None:
     steps = ctx.resolution.num_steps
     if steps is not None and steps <= 1:
         return "one draft step runs no multi-step draft decode"
-    backend = _draft_decode_backend(ctx)
+    backend = draft_decode_backend(ctx)
     if backend is None or backend in WINDOWED_DRAFT_DECODE_BACKENDS:
         return None
     return f"the draft decodes on {backend}, and only the triton and flashinfer draft backends apply it"
