@@ -39,6 +39,16 @@ NGRAM_PAGE_TREE_BACKENDS: tuple[tuple[Change, tuple[str, ...]], ...] = (
     (NGRAM_PAGE_TREE_FLASHINFER_ONLY, ("flashinfer",)),
 )
 
+# gpt-oss's own default when no backend is typed: fa3 on Hopper (0.5.1.post3 server_args.py:2231-2238;
+# 0.5.6 :1062-1071; 0.5.23 arg_groups/model_overrides/gpt_oss.py:28-33).
+GPT_OSS = "GptOssForCausalLM"
+HOPPER = 9
+BACKEND_FLAGS = (
+    "--attention-backend",
+    "--prefill-attention-backend",
+    "--decode-attention-backend",
+)
+
 
 def is_mla_target(ctx: CheckContext) -> bool:
     return ctx.target is not None and ctx.target.kv_lora_rank is not None
@@ -128,17 +138,6 @@ def proposed_backend(ctx: CheckContext, *, avoid: frozenset[str] = frozenset()) 
         if backend not in avoid and backend_works(ctx, backend):
             return backend
     return None
-
-
-# gpt-oss's own default when no backend is typed: fa3 on Hopper (0.5.1.post3 server_args.py:2231-2238;
-# 0.5.6 :1062-1071; 0.5.23 arg_groups/model_overrides/gpt_oss.py:28-33).
-GPT_OSS = "GptOssForCausalLM"
-HOPPER = 9
-BACKEND_FLAGS = (
-    "--attention-backend",
-    "--prefill-attention-backend",
-    "--decode-attention-backend",
-)
 
 
 def typed_phase_backend(ctx: CheckContext, *first: str) -> tuple[str | None, str | None]:
