@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.backends import (
+    BACKEND_FLAGS,
     SGLANG_DIALECTS,
     is_mla_target,
     proposed_backend,
@@ -14,12 +15,7 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs, fix_of
 from specguard.rules.examples import LLAMA31_8B_EAGLE3_CHAIN
 
 # The flags through which fa3 reaches a backend constructor.
-_BACKEND_FLAGS = (
-    "--attention-backend",
-    "--prefill-attention-backend",
-    "--decode-attention-backend",
-    "--speculative-draft-attention-backend",
-)
+_BACKEND_FLAGS = (*BACKEND_FLAGS, "--speculative-draft-attention-backend")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

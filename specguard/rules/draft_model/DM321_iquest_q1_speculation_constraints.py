@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Category, Finding, Severity
+from specguard.rules.attention.backends import BACKEND_FLAGS
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -16,11 +17,6 @@ from specguard.rules.base import (
 from specguard.rules.spec_params._shared import int_flag
 
 IQUEST_Q1 = "IQuestQ1ForCausalLM"
-BACKEND_FLAGS = (
-    "--attention-backend",
-    "--prefill-attention-backend",
-    "--decode-attention-backend",
-)
 
 
 def _refusals(ctx: CheckContext) -> Iterator[tuple[str, tuple[str, ...]]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from specguard.models import Applicability, Category, Edit, Finding, Fix, Severity
+from specguard.rules.attention.backends import BACKEND_FLAGS
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -44,11 +45,6 @@ TREE_SWITCHES_REFUSED = ("--enable-pdmux", "--enable-two-batch-overlap")
 THRESHOLDS = (
     "--speculative-accept-threshold-single",
     "--speculative-accept-threshold-acc",
-)
-BACKEND_FLAGS = (
-    "--attention-backend",
-    "--prefill-attention-backend",
-    "--decode-attention-backend",
 )
 # speculative_hook.py tree-mode limits (0.5.20 :409-419): at most 128 verify nodes, Q*K at most 2048.
 MAX_TREE_VERIFY = 128
