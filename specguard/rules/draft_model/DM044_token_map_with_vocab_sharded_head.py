@@ -83,4 +83,5 @@ RULE = Rule(
         "sglang 0.5.9: python/sglang/srt/speculative/eagle_worker.py:176-180",
         "sglang 0.5.23: python/sglang/srt/speculative/eagle_worker_v2.py:323-333, 372-375",
     ),
+    log_signatures=(r"IndexCheckKernel: Index out of range",),
 )

@@ -55,7 +55,8 @@ RULE = Rule(
         "without the `is_disable_overlap_for_batch` guard the collocated overlap loop applies to spec + grammar "
         "batches, so the next draft was built against a grammar that had not yet taken the previous accepted "
         "tokens; and the SpecV2 result path accepted the verified tokens into the grammar a second time. A token "
-        "the grammar has already taken or forbids then fails `accept_token` and the request aborts: GLM-5.1 with "
+        "the grammar has already taken or forbids then fails `accept_token` (\"Tokens not accepted: <token>\", "
+        "0.5.10 constrained/xgrammar_backend.py:80, 0.5.13 :86) and the request aborts: GLM-5.1 with "
         "MTP in PD (sglang#25388, 0.5.11), GLM-5.2-FP8 with EAGLE on a PD decode engine, every tool_choice or "
         "response_format request aborted (sglang#29110); with DP attention one rank diverges and the engine hangs "
         "(sglang#28039). 0.5.14 adds the guard (decode.py:1799-1800, sglang#28039) and accepts grammar tokens once, "
@@ -89,4 +90,5 @@ RULE = Rule(
         "sglang 0.5.14: python/sglang/srt/managers/scheduler_components/batch_result_processor.py:527",
     ),
     sglang_versions=">=0.5.5,<0.5.14",
+    log_signatures=(r"Tokens not accepted: ",),
 )
