@@ -66,6 +66,7 @@ MODEL_KEYS: dict[str, Kind] = {
     "draft_vocab_size": Kind.POSITIVE_INT,
     "hidden_size": Kind.POSITIVE_INT,
     "intermediate_size": Kind.POSITIVE_INT,
+    "intermediate_size_mlp": Kind.POSITIVE_INT,
     "num_hidden_layers": Kind.POSITIVE_INT,
     "num_attention_heads": Kind.POSITIVE_INT,
     "num_key_value_heads": Kind.POSITIVE_INT,
@@ -90,6 +91,9 @@ MODEL_KEYS: dict[str, Kind] = {
     "index_topk": Kind.POSITIVE_INT,
     "index_kpool": Kind.POSITIVE_INT,
     "index_share_for_mtp_iteration": Kind.BOOLEAN,
+    # Not here: the QSA indexer keys, learnable_sink and sparse_attention_config, which SGLang
+    # reads through int(), a truth test or arithmetic (facts._cast_attention_facts, _sparse_attention_facts), and
+    # indexer_types, which it only tests with `in` and indexing (facts._indexer_types).
     "use_ngram_embedding": Kind.BOOLEAN,
     "ngram_vocab_size_ratio": Kind.POSITIVE_NUMBER,
     "rope_theta": Kind.POSITIVE_NUMBER,
@@ -169,6 +173,8 @@ NESTED_KEYS: dict[str, dict[str, Kind]] = {
     },
     "dspark_config": {"mask_token_id": Kind.COUNT, "markov_head_type": Kind.STRING},
     "mtp_config": {"local_layer_ids": Kind.INT_LIST},
+    # Not here: scale_fmt, which SGLang only compares with "ue8m0" (0.5.16 arg_groups/overrides.py:1404,
+    # configs/model_config.py:1454), so any value loads; facts reads a non-string one as not ue8m0, as that comparison does.
     "quantization_config": {"quant_method": Kind.STRING, "exclude": Kind.NAMES, "quant_algo": Kind.STRING, "quantized_layers": Kind.OBJECT},
 }
 

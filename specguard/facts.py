@@ -156,6 +156,9 @@ DSPARK_BUNDLE_KEYS = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_t
 # arg_groups/speculative_hook.py:622-663 _target_checkpoint_dspark_subfolder).
 DSPARK_DRAFT_SUBFOLDER = "dspark"
 
+# The dflash_config keys parse_dflash_draft_config casts and checks from 0.5.19 (speculative/dflash_utils.py:616-650).
+DFLASH_PARSED_OPTIONS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k", "output_multiplier")
+
 # ModelFacts fields read as one value from config.json: (the type, the keys tried in order, each in
 # the config and then in its ``text_config``).
 _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
@@ -166,6 +169,7 @@ _PICKED_FIELDS: dict[str, tuple[type, tuple[str, ...]]] = {
     "draft_vocab_size": (int, ("draft_vocab_size",)),
     "hidden_size": (int, ("hidden_size",)),
     "intermediate_size": (int, ("intermediate_size",)),
+    "intermediate_size_mlp": (int, ("intermediate_size_mlp",)),
     "num_hidden_layers": (int, ("num_hidden_layers",)),
     "num_attention_heads": (int, ("num_attention_heads",)),
     "num_key_value_heads": (int, ("num_key_value_heads",)),
@@ -248,6 +252,9 @@ def facts_from_config(
         dflash_target_layer_ids=_int_tuple(_dflash_key(dflash_config, config, "target_layer_ids")),
         dflash_num_target_layers=_as(int, _dflash_key(dflash_config, config, "num_target_layers")),
         layer_types=_str_tuple(pick("layer_types")),
+        # Not type-checked: Qwen2-MoE only compares it with 0, a negative one meaning no shared expert (0.5.18
+        # models/qwen2_moe.py:134-135,151,278,315).
+        shared_expert_intermediate_size=_as(int, pick("shared_expert_intermediate_size")),
         dspark_draft_bundled=any(config.get(key) is not None for key in DSPARK_BUNDLE_KEYS),
         has_remote_code=isinstance(config.get("auto_map"), dict),
         **{field: _as(kind, pick(*keys)) for field, (kind, keys) in _PICKED_FIELDS.items()},
@@ -265,6 +272,8 @@ def _draft_head_facts(config: dict[str, Any], eagle_config: dict[str, Any], dfla
         "dflash_attention_sink_bias": _as(bool, dflash_config.get("attention_sink_bias")),
         "dflash_attention_value_scale": _as(float, dflash_config.get("attention_value_scale")),
         "partial_rotary_factor": _as(float, config.get("partial_rotary_factor")),
+        "nemotron_35_draft_layout": _nemotron_35_draft_layout(config, dflash_config),
+        "attention_sink_bias": _as(bool, config.get("attention_sink_bias")),
         "dflash_selector_rank": _as(int, dflash_config.get("selector_rank", 0)),
         "dflash_projector_type": _as(str, _dflash_key(dflash_config, config, "projector_type")),
         "dflash_mask_token_id": _as(int, dflash_config.get("mask_token_id")),
@@ -277,8 +286,82 @@ def _draft_head_facts(config: dict[str, Any], eagle_config: dict[str, Any], dfla
         "dspark_markov_head_type": _dspark_markov_head_type(config, ("dflash_config", "dspark_config")),
         "dspark_markov_head_type_without_dflash_config": _dspark_markov_head_type(config, ("dspark_config",)),
         "lilicorr_fields": {key: value for key, value in dflash_config.items() if key.startswith("lilicorr_")} if dflash_config else None,
+        "dflash_parsed_options": {key: dflash_config[key] for key in DFLASH_PARSED_OPTIONS if key in dflash_config} if dflash_config else None,
         "mtp_local_layer_ids": _mtp_local_layer_ids(config),
+        "indexer_types": _indexer_types(config.get("indexer_types")),
+        **_sparse_attention_facts(config),
+        **_cast_attention_facts(config),
     }
+
+
+def _sparse_attention_facts(config: dict[str, Any]) -> dict[str, Any]:
+    """MiniMax-M3's sparse_attention_config as get_minimax_sparse_attention_config picks it: text_config's,
+    else the top level's (0.5.16 configs/model_config.py:144-155; 0.5.23 the same)."""
+    text = config.get("text_config")
+    section = text.get("sparse_attention_config") if isinstance(text, dict) else None
+    if section is None:
+        section = config.get("sparse_attention_config")
+    if not isinstance(section, dict):
+        return {"sparse_block_size": None, "sparse_topk_blocks": None}
+    return {key: _as(int, section.get(key)) for key in ("sparse_block_size", "sparse_topk_blocks")}
+
+
+def _cast_attention_facts(config: dict[str, Any]) -> dict[str, Any]:
+    """Keys SGLang reads through int(), truthiness or arithmetic, so config_values does not type-check them; a value
+    SGLang's cast would take differently is unknown here (None).
+
+    QSA: parse_qsa_profile reads text_config when there is one, else the config, and int()s each value (0.5.20
+    layers/attention/qsa/config.py:36-47, 80-88). learnable_sink: getattr(hf_config, "learnable_sink", False), a
+    truth test on the top level (0.5.20 arg_groups/overrides.py:711)."""
+    text = config.get("text_config")
+    qsa = text if isinstance(text, dict) else config
+    sink = config.get("learnable_sink")
+    return {
+        "indexer_n_heads": _int_cast(qsa.get("indexer_n_heads")),
+        "indexer_compress_ratio": _int_cast(qsa.get("indexer_compress_ratio")),
+        "learnable_sink": None if sink is None else bool(sink),
+    }
+
+
+def _indexer_types(value: Any) -> tuple[str, ...] | None:
+    """HYV4's indexer_types as SGLang tests it, `"shared" in` the value and `value[layer_id] == "shared"` (0.5.20
+    arg_groups/model_hook.py:55-59, configs/model_config.py:315-318), so no shape is refused there and none here. A
+    list of strings is kept; any other value, present, replaces HYV4Config's default list but its shared layers are
+    not read here: () (none known)."""
+    if value is None:
+        return None
+    return _str_tuple(value) or ()
+
+
+def _int_cast(value: Any) -> int | None:
+    """int(value) as SGLang's parsers take it; None when it is absent or int() refuses it."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _nemotron_35_draft_layout(config: dict[str, Any], dflash_config: dict[str, Any]) -> bool:
+    """SGLang's is_nemotron_35_draft_config (0.5.19 speculative/dflash_utils.py:469-505, 0.5.23 :461-497): a
+    DFlashDraftModel or Qwen3DSparkModel draft with its own embedding and no lm_head, W4A16_NVFP4, top-level aux layer
+    ids one above dflash_config's (else the top-level) target layer ids, and sample_from_anchor stated false."""
+    quantization = config.get("quantization_config")
+    targets = _int_tuple(_dflash_key(dflash_config, config, "target_layer_ids"))
+    aux = _int_tuple(config.get("eagle_aux_hidden_state_layer_ids"))
+    if not targets or not aux:
+        return False
+    return (
+        bool({"DFlashDraftModel", "Qwen3DSparkModel"} & set(config.get("architectures") or ()))
+        and bool(config.get("has_embed_tokens", False))
+        and not config.get("has_lm_head", False)
+        and isinstance(quantization, dict)
+        and quantization.get("quant_algo") == "W4A16_NVFP4"
+        and len(targets) == len(aux)
+        and all(target + 1 == layer for target, layer in zip(targets, aux, strict=True))
+        and dflash_config.get("sample_from_anchor", config.get("sample_from_anchor", True)) is False
+    )
 
 
 def _mtp_local_layer_ids(config: dict[str, Any]) -> tuple[int, ...] | None:
@@ -358,11 +441,17 @@ def _quantization_lists(quantization: Any) -> dict[str, Any]:
     a ModelOpt MIXED_PRECISION checkpoint's quantized_layers, name -> quant_algo upper-cased as SGLang compares it
     (0.5.19 configs/model_config.py:1359-1366, modelopt_quant.py:852-870; QT465)."""
     if not isinstance(quantization, dict):
-        return {"quantization_exclude": None, "quant_algo": None, "quantized_layers": None}
+        return {"quantization_exclude": None, "quantization_ignored": None, "quantization_ignore": None, "quant_algo": None, "quantized_layers": None, "quant_scale_fmt": None}
     layers = quantization.get("quantized_layers")
+    # Fp8Config reads the first of the two keys present (get_from_keys_or, 0.5.12 fp8.py:210-212).
+    ignored_key = next((key for key in ("ignored_layers", "modules_to_not_convert") if key in quantization), None)
     return {
         "quantization_exclude": _str_tuple(quantization.get("exclude")),
+        "quantization_ignored": _str_tuple(quantization[ignored_key]) if ignored_key else None,
+        # compressed-tensors reads its own key (CompressedTensorsConfig.from_config; QT647)
+        "quantization_ignore": _str_tuple(quantization.get("ignore")),
         "quant_algo": _as(str, quantization.get("quant_algo")),
+        "quant_scale_fmt": _as(str, quantization.get("scale_fmt")),
         "quantized_layers": {name: str(info.get("quant_algo", "")).upper() for name, info in layers.items() if isinstance(info, dict)}
         if isinstance(layers, dict)
         else None,

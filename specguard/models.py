@@ -96,6 +96,9 @@ class WeightFacts(Record):
     quantized_tensors: int = 0
     # Tensor names of an MTP/NextN module, where the family's naming is known (see weights.py).
     mtp_tensors: int | None = None
+    # The first dotted part of every tensor name, distinct and sorted ("lm_head", "model", "mtp"):
+    # where a checkpoint keeps its tensors, for a draft class that refuses names outside its own.
+    name_roots: tuple[str, ...] = ()
 
 
 class ModelFacts(Record):
@@ -122,6 +125,9 @@ class ModelFacts(Record):
     draft_vocab_size_null: bool | None = None
     hidden_size: int | None = None
     intermediate_size: int | None = None
+    # Llama-4 text configs: the dense MLP's width beside the experts' intermediate_size; an EAGLE3 head with
+    # model_type llama4_text builds its MLP from it from 0.4.9 (DM554).
+    intermediate_size_mlp: int | None = None
     num_hidden_layers: int | None = None
     num_attention_heads: int | None = None
     num_key_value_heads: int | None = None
@@ -138,10 +144,20 @@ class ModelFacts(Record):
     # quantization_config.exclude: the modules a Quark checkpoint keeps unquantized (QT462 reads its mtp.* entries,
     # which SGLang 0.5.12+ takes to mean a BF16 MTP module).
     quantization_exclude: tuple[str, ...] | None = None
+    # quantization_config.ignored_layers (else modules_to_not_convert): the modules an fp8 checkpoint keeps unquantized
+    # (Fp8Config.from_config, 0.5.12 layers/quantization/fp8.py:210-220; DM620 reads kv_b_proj entries).
+    quantization_ignored: tuple[str, ...] | None = None
+    # quantization_config.ignore: the modules a compressed-tensors checkpoint keeps unquantized, matched by SGLang
+    # equal, as a dotted suffix, or as a 're:' regex (0.5.20 compressed_tensors/utils.py:24-98; QT647 reads the MTP
+    # layer's entries).
+    quantization_ignore: tuple[str, ...] | None = None
     # quantization_config.quant_algo (ModelOpt: FP8, NVFP4, MIXED_PRECISION, ...) and, for MIXED_PRECISION, its
     # quantized_layers as module name -> quant_algo (upper case); QT465 reads the mtp.* entries.
     quant_algo: str | None = None
     quantized_layers: dict[str, str] | None = None
+    # quantization_config.scale_fmt (DeepSeek-style FP8 block scales: "ue8m0" or absent); a LongCat-Flash FP8
+    # checkpoint without ue8m0 scales gets the flashinfer_trtllm FP8 GEMM on SM100 (0.5.16 arg_groups/overrides.py:1400-1410).
+    quant_scale_fmt: str | None = None
     # The encoder sections config.json holds as objects, of vision_config and audio_config (a MiMo-V2 checkpoint is
     # multimodal only with both: 0.5.11 models/mimo_v2.py:1038-1040; DM464).
     encoder_configs: tuple[str, ...] | None = None
@@ -174,6 +190,10 @@ class ModelFacts(Record):
     dflash_attention_sink_bias: bool | None = None
     dflash_attention_value_scale: float | None = None
     partial_rotary_factor: float | None = None
+    # Nemotron 3.5 DFlash/DSpark drafts (AB600): the layout dflash_utils.is_nemotron_35_draft_config recognises
+    # (0.5.19+), and the top-level attention_sink_bias with which DFlashAttention builds a per-head sink for it.
+    nemotron_35_draft_layout: bool | None = None
+    attention_sink_bias: bool | None = None
     # LiLiCorr DFLASH drafts (DM345): dflash_config's lilicorr_* keys as written ({} when it has none, None
     # without a dflash_config); read raw, since parse_lilicorr_draft_config casts and refuses them itself and
     # DM345 says what it refuses.
@@ -181,6 +201,10 @@ class ModelFacts(Record):
     # DFlash selector drafts (DFlash2DraftModel; DM411): dflash_config.selector_rank as parse_dflash_draft_config
     # reads it, 0 when the config.json does not set it (no dflash_config, or no such key).
     dflash_selector_rank: int | None = None
+    # DFLASH/DSPARK drafts (DM601): dflash_config's conv_kernel_size, conv_group_size, selector_rank, selector_top_k and
+    # output_multiplier as written ({} when it has none, None without a dflash_config); read raw, since
+    # parse_dflash_draft_config (0.5.19+) casts and refuses them itself and DM601 says what it refuses.
+    dflash_parsed_options: dict[str, Any] | None = None
     # MiniMax-M3.1 DSpark drafts (DSparkMiniMaxDraftModel; DM412): dspark_config.use_dense_ffn, else dspark_use_dense_ffn,
     # read as 0.5.23's configure_minimax_m3_dspark reads them (False when neither is set).
     dspark_use_dense_ffn: bool | None = None
@@ -231,6 +255,8 @@ class ModelFacts(Record):
     num_experts: int | None = None
     num_experts_per_tok: int | None = None
     moe_intermediate_size: int | None = None
+    # Qwen2/3 MoE's shared expert width; equal to moe_intermediate_size it may be fused as an extra expert (DM569).
+    shared_expert_intermediate_size: int | None = None
     first_k_dense_replace: int | None = None
     n_shared_experts: int | None = None
     kv_lora_rank: int | None = None
@@ -238,8 +264,21 @@ class ModelFacts(Record):
     # pools the indexer keys (IndexerKPool, from 0.5.20).
     index_topk: int | None = None
     index_kpool: int | None = None
+    # A DSA config's learnable attention sinks, which make SGLang default both DSA backends to flashmla_sparse (AB584).
+    learnable_sink: bool | None = None
     # GLM-5.2 IndexShare: the MTP draft reuses the indexer top-k the target's draft extend seeds.
     index_share_for_mtp_iteration: bool | None = None
+    # HYV4's per-layer indexer kinds ("full"/"shared"); a shared layer reuses an earlier layer's top-k, which the
+    # two-batch-overlap op path cannot carry (FX563).
+    indexer_types: tuple[str, ...] | None = None
+    # MiniMax-M3 sparse attention (sparse_attention_config, text_config's first): the block size and top-k
+    # blocks that decide whether its backend runs the SM100 MSA kernel (AB581).
+    sparse_block_size: int | None = None
+    sparse_topk_blocks: int | None = None
+    # Qwen sparse attention (QSA, Qwen4-Exp): parse_qsa_profile takes a config with indexer_n_heads as QSA, whose
+    # indexer_compress_ratio bounds the verify window (AB583).
+    indexer_n_heads: int | None = None
+    indexer_compress_ratio: int | None = None
     q_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None

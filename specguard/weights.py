@@ -259,6 +259,7 @@ def weight_facts(header: Header, *, source: str, num_hidden_layers: int | None) 
         stored_dtypes=tuple(stored),
         quantized_tensors=quantized,
         mtp_tensors=sum(1 for name in header if name.startswith(prefixes)),
+        name_roots=tuple(sorted({name.split(".", 1)[0] for name in header})),
     )
 
 

@@ -270,7 +270,10 @@ SIGNATURES: tuple[Signature, ...] = (
         key="illegal-memory-access",
         pattern=_re(r"illegal memory access|cudaErrorIllegalAddress"),
         meaning="a CUDA kernel read or wrote out of bounds; with speculation this is most often a draft context shorter than the target's, or CUDA-graph padding in the attention backend",
-        rules=("DM002", "VB001"),
+        # Then the other rules whose failure is an illegal memory access, so the one that fires on
+        # the launch ranks first: a draft vocabulary differing from the target's, a draft KV pool
+        # sized before the sliding-window split, an FP4 NextN draft's MoE on trtllm on Blackwell.
+        rules=("DM002", "VB001", "DM003", "HY350", "AB063"),
         advice="check the draft's context length; otherwise retry with --disable-cuda-graph-padding or --disable-cuda-graph",
         source="https://github.com/sgl-project/sglang/issues/6309",
         fallback=(Edit(name="--disable-cuda-graph", value=True),),
@@ -278,7 +281,7 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         key="not-enough-memory-for-kv-cache",
         pattern=_re(r"Not enough memory\. Please try to increase --mem-fraction-static"),
-        meaning="after the weights (target and draft) there is too little memory left for the KV cache",
+        meaning="after the weights (the target's; from 0.5.14 the draft's too) there is too little memory left for the KV cache",
         rules=("MM002", "MM001"),
         advice="raise --mem-fraction-static, or free GPU memory; a smaller draft tree needs less",
         source="https://github.com/sgl-project/sglang/issues/4330",

@@ -36,8 +36,10 @@ RECIPE_MAX_RUNNING_REQUESTS = 4
 
 
 def best_fraction(budget: MemoryBudget) -> float:
-    """The largest mem_fraction_static whose headroom covers tree + graphs + activations + margin."""
-    need = budget.tree.bytes + budget.graphs.bytes + budget.activations.bytes + MARGIN_BYTES
+    """The largest mem_fraction_static whose headroom covers tree + graphs + activations + margin, and before
+    0.5.14 the draft outside the static budget (its KV pool follows the fraction, so this is exact only at the
+    budget's own fraction: ``plan`` re-estimates at the one chosen)."""
+    need = budget.tree.bytes + budget.graphs.bytes + budget.activations.bytes + budget.draft_outside_static.bytes + MARGIN_BYTES
     fraction = 1 - need / budget.usable.bytes
     return min(MAX_FRACTION, math.floor(fraction * 100) / 100)
 

@@ -6,7 +6,10 @@ target and draft weights, then gives the KV pool ``free_after_load - pre * (1 - 
 So ``pre * mem_fraction_static`` holds weights + KV pool, and ``pre * (1 - mem_fraction_static)``
 is left for CUDA graphs, their buffers, the draft tree's tensors and activations. Under
 speculative decoding the KV cell includes the draft's layers (``pool_configurator.py``
-``DefaultPoolConfigurator``), so target and draft share one token count.
+``DefaultPoolConfigurator``), so target and draft share one token count. Before 0.5.14
+(``DRAFT_IN_STATIC_BUDGET``) the target sized its pool before the EAGLE/STANDALONE draft loaded: the pool's cell is
+the target's, and the draft's weights and KV pool take memory outside the static budget; and the default fraction
+kept a draft reserve back (``SPEC_MEM_RESERVE_MIB``).
 
 Each line of ``MemoryBudget`` carries the assumption it rests on; the MM rules quote them.
 """
@@ -14,6 +17,8 @@ Each line of ``MemoryBudget`` carries the assumption it rests on; the MM rules q
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from packaging.version import Version
 
 from specguard.memory.params import (
     ParamCount,
@@ -34,7 +39,12 @@ from specguard.resolution.cuda_graph import (
     default_mem_fraction,
     gpu_visible_mib,
 )
-from specguard.sglang_facts.defaults import GRAPH_MIB_PER_BS
+from specguard.sglang_facts.changes import DRAFT_IN_STATIC_BUDGET, as_of
+from specguard.sglang_facts.defaults import (
+    GRAPH_MIB_PER_BS,
+    SPEC_MEM_RESERVE_MIB,
+    SPEC_MEM_RESERVE_MIB_BEFORE,
+)
 from specguard.spec import LaunchSpec
 
 GIB = 1 << 30
@@ -93,6 +103,7 @@ class MemoryBudget(Record):
     kv_bytes_per_token_target: int
     kv_bytes_per_token_draft: int
     kv_pool_tokens: int
+    kv_pool_bytes_per_token: int  # the pool's cell: target + draft layers (before 0.5.14 but DFLASH, the target's)
     context_len: int
     max_running_requests: int
     tokens_needed: int  # what the requested context and concurrency need
@@ -101,8 +112,10 @@ class MemoryBudget(Record):
     graph_bs: tuple[int, ...]
     graphs: BudgetLine  # CUDA graph pools and their fixed buffers
     activations: BudgetLine
+    # Before 0.5.14: the EAGLE/STANDALONE draft's weights and KV pool, loaded after the target sized its pool.
+    draft_outside_static: BudgetLine
     headroom: BudgetLine  # usable * (1 - mem_fraction_static)
-    spare: BudgetLine  # headroom - tree - graphs - activations
+    spare: BudgetLine  # headroom - tree - graphs - activations - draft outside the static budget
 
     @property
     def weights_fit(self) -> bool:
@@ -123,7 +136,7 @@ class MemoryBudget(Record):
     def lines(self) -> tuple[BudgetLine, ...]:
         return (
             self.gpu_memory, self.usable, self.target_weights, self.draft_weights, self.static_budget, self.kv_pool,
-            self.headroom, self.tree, self.graphs, self.activations, self.spare,
+            self.headroom, self.tree, self.graphs, self.activations, self.draft_outside_static, self.spare,
         )
 
     def as_json(self) -> dict:
@@ -231,9 +244,17 @@ class _Weights(NamedTuple):
     draft: BudgetLine
 
 
+# Drafts loaded from their own checkpoint, whose config.json describes their own layers (an MTP draft's
+# describes the target's).
+_OWN_POOL_KINDS = frozenset({"eagle", "eagle3", "standalone"})
+
+
 class _KvCell(NamedTuple):
     target: int
-    draft: int
+    draft: int  # the draft's layers sized like the target's, as the shared pool's cell holds them from 0.5.14
+    # The draft's own pool's cell (its config's layers, KV heads and head size), as its own ModelRunner sized
+    # it before 0.5.14 (0.5.13 model_runner_kv_cache_mixin.py:292, :464 self.model_config); ``draft`` when unknown.
+    draft_own: int
 
     @property
     def total(self) -> int:
@@ -281,7 +302,8 @@ def _kv_cell(kind: str | None, target: ModelFacts, draft: ModelFacts | None, kv_
     d_cell = int(t_cell * draft_layers / target.num_hidden_layers) if draft_layers and target.num_hidden_layers else 0
     if kind == "dflash" and draft is not None:
         d_cell = kv_bytes_per_token(draft, kv_size, tp) or 0
-    return _KvCell(t_cell, d_cell)
+    own = kv_bytes_per_token(draft, kv_size, tp) if kind in _OWN_POOL_KINDS and draft is not None else None
+    return _KvCell(t_cell, d_cell, own or d_cell)
 
 
 def _tree(resolution: Resolution, target: ModelFacts, draft: ModelFacts | None, dtype_bytes: int, cell: int, max_bs: int) -> _Tree:
@@ -340,7 +362,9 @@ def _graphs_line(resolution: Resolution, graph_bs: list[int], context: int) -> B
         bytes=graph_bytes,
         detail=graph_detail,
         assumption="FlashInfer-style int32 kv_indices: target verify max_bs x draft tokens x context, draft "
-        "decode steps x max_bs x topk x context (Triton uses int64, fa3 a smaller page table); graph pools "
+        "decode steps x max_bs x topk x context (Triton uses int64, fa3 a smaller page table; in 0.5.16 alone fa3/fa4 "
+        "and flashmla add a bool tree mask of max_bs x draft tokens x (context + draft tokens), which that int32 "
+        "bound covers: flashattention_backend.py:2188-2198, flashmla_backend.py:288-295); graph pools "
         f"{GRAPH_MIB_PER_BS} MiB per batch size for the target and again for the draft (SGLang's own reserve)",
     )
 
@@ -375,21 +399,73 @@ def _gpu_lines(gpu: GpuSpec, gpu_mib: float, tp: int) -> tuple[BudgetLine, Budge
     )
 
 
-def _static_lines(usable: BudgetLine, mfs: float, origin: str, weights: _Weights, cell: _KvCell, kvd: str) -> tuple[BudgetLine, BudgetLine, int]:
-    """What mem_fraction_static holds (weights + KV), the KV pool left of it, and its tokens."""
+class _DraftPlacement(NamedTuple):
+    """Whether the static budget holds the draft's weights, and its KV layers (in the pool's cell)."""
+
+    weights: bool
+    kv: bool
+
+
+def draft_placement(kind: str | None, version: Version) -> _DraftPlacement:
+    """From 0.5.14 (``DRAFT_IN_STATIC_BUDGET``) the draft loads before the pool is sized and its layers are in the
+    cell; before, every draft loaded after the target's pool, and only DFLASH's cell counted its draft layers."""
+    if kind is None or DRAFT_IN_STATIC_BUDGET.present_in(version):
+        return _DraftPlacement(weights=True, kv=True)
+    return _DraftPlacement(weights=False, kv=kind == "dflash")
+
+
+def spec_reserve_mib(algorithm: str | None, version: Version) -> int:
+    """The draft reserve the default --mem-fraction-static set aside in this release (``SPEC_MEM_RESERVE_MIB``)."""
+    if algorithm is None or algorithm == "NGRAM":
+        return 0
+    standalone, other = as_of(SPEC_MEM_RESERVE_MIB, version, before=SPEC_MEM_RESERVE_MIB_BEFORE)
+    return standalone if algorithm == "STANDALONE" else other
+
+
+def _default_fraction(spec: LaunchSpec, env: Environment, configured: list[int], algorithm: str | None, gpu_mib: float) -> tuple[float, str]:
+    """SGLang's default --mem-fraction-static: the 0.5.23 formula, less the draft reserve of releases before 0.5.14
+    (taken off the rounded fraction: within 0.001 of SGLang's own rounding)."""
+    fraction = default_mem_fraction(spec, env, max(configured) if configured else 0)
+    reserve = spec_reserve_mib(algorithm, env.version)
+    if not reserve:
+        return fraction, "SGLang's default"
+    return round(fraction - reserve / gpu_mib, 3), f"SGLang's default, less its {reserve / 1024:g} GiB draft reserve"
+
+
+def _static_lines(
+    usable: BudgetLine, mfs: float, origin: str, weights: _Weights, cell: _KvCell, kvd: str, placed: _DraftPlacement,
+) -> tuple[BudgetLine, BudgetLine, int, int]:
+    """What mem_fraction_static holds (weights + KV), the KV pool left of it, its tokens and its bytes per token."""
     static = int(usable.bytes * mfs)
-    pool = static - weights.target.bytes - weights.draft.bytes
-    tokens = max(pool, 0) // cell.total if cell.total else 0
+    pool = static - weights.target.bytes - (weights.draft.bytes if placed.weights else 0)
+    per_token = cell.total if placed.kv else cell.target
+    tokens = max(pool, 0) // per_token if per_token else 0
     static_line = BudgetLine(
         name="static (weights + KV)", bytes=static, detail=f"mem_fraction_static {mfs} ({origin})",
         assumption="pre-load free memory x mem_fraction_static",
     )
     pool_line = BudgetLine(
         name="KV pool", bytes=pool,
-        detail=f"{tokens:,} tokens at {cell.total:,} B/token (target {cell.target:,} + draft {cell.draft:,}, {kvd})",
-        assumption="static budget minus weights; SGLang 0.5.23 cell size, draft layers sized like the target's",
+        detail=f"{tokens:,} tokens at {per_token:,} B/token (target {cell.target:,}"
+        + (f" + draft {cell.draft:,}, {kvd})" if placed.kv else f", {kvd}; the draft's {cell.draft:,} B/token outside)"),
+        assumption="static budget minus weights; from 0.5.14 the cell holds the draft layers, sized like the target's; "
+        "before, the target's alone",
     )
-    return static_line, pool_line, tokens
+    return static_line, pool_line, tokens, per_token
+
+
+def _draft_outside_line(weights: _Weights, cell: _KvCell, tokens: int, placed: _DraftPlacement) -> BudgetLine:
+    """Before 0.5.14 the draft's weights, and but for DFLASH its KV pool (the target's token count), take memory
+    outside the static budget."""
+    weights_out = 0 if placed.weights else weights.draft.bytes
+    kv_out = 0 if placed.kv else tokens * cell.draft_own
+    return BudgetLine(
+        name="draft outside static", bytes=weights_out + kv_out,
+        detail="none: the static budget holds the draft" if placed.weights and placed.kv
+        else f"draft weights {weights_out / GIB:.2f} GiB" + ("" if placed.kv else f" + KV {tokens:,} tokens x {cell.draft_own:,} B"),
+        assumption="before 0.5.14 the target sized its pool before the draft loaded (0.5.13 model_runner.py:784); "
+        "the draft's pool has the target's token count, each token at the draft's own layers, KV heads and head size",
+    )
 
 
 def _tokens_needed(spec: LaunchSpec, context: int, mrr: int) -> int:
@@ -428,8 +504,10 @@ def estimate(
     mfs = spec.get("mem_fraction_static")
     origin = "given"
     if mfs is None:
-        mfs, origin = default_mem_fraction(spec, env, max(configured) if configured else 0), "SGLang 0.5.23 default"
-    static, pool, tokens = _static_lines(usable, mfs, origin, weights, cell, kvd)
+        mfs, origin = _default_fraction(spec, env, configured, resolution.algorithm, gpu_mib)
+    placed = draft_placement(weights.draft_kind, env.version)
+    static, pool, tokens, per_token = _static_lines(usable, mfs, origin, weights, cell, kvd, placed)
+    draft_outside = _draft_outside_line(weights, cell, tokens, placed)
 
     graph_bs = captured_graph_bs(configured, mrr) if mrr else configured
     tree = _tree(resolution, target, draft, dtype_bytes, cell.total, max(graph_bs) if graph_bs else 0)
@@ -442,16 +520,17 @@ def estimate(
         target_weights=weights.target, draft_weights=weights.draft,
         static_budget=static, kv_pool=pool,
         kv_bytes_per_token_target=cell.target, kv_bytes_per_token_draft=cell.draft, kv_pool_tokens=tokens,
+        kv_pool_bytes_per_token=per_token,
         context_len=context, max_running_requests=mrr, tokens_needed=_tokens_needed(spec, context, mrr),
         tree=tree.line, tree_per_request=tree.per_request + tree.draft_slots,
-        graph_bs=tuple(graph_bs), graphs=graphs, activations=activations,
+        graph_bs=tuple(graph_bs), graphs=graphs, activations=activations, draft_outside_static=draft_outside,
         headroom=BudgetLine(
             name="headroom", bytes=headroom, detail=f"(1 - {mfs}) of the free memory",
             assumption="what mem_fraction_static leaves for graphs, tree tensors and activations",
         ),
         spare=BudgetLine(
-            name="spare", bytes=headroom - tree.line.bytes - graphs.bytes - activations.bytes,
-            detail="headroom - tree - cuda graphs - activations",
+            name="spare", bytes=headroom - tree.line.bytes - graphs.bytes - activations.bytes - draft_outside.bytes,
+            detail="headroom - tree - cuda graphs - activations - draft outside static",
             assumption="negative: expect an out-of-memory during CUDA graph capture or the first large batch",
         ),
     )

@@ -43,7 +43,8 @@ def rows(budget: MemoryBudget) -> list[tuple[str, str, str]]:
     out.append(("  tokens it holds", "", tokens))
     out += [
         (line.name, f"{line.gib:.2f}", line.detail)
-        for line in (budget.headroom, budget.tree, budget.graphs, budget.activations, budget.spare)
+        for line in (budget.headroom, budget.tree, budget.graphs, budget.activations, budget.draft_outside_static, budget.spare)
+        if line is not budget.draft_outside_static or line.bytes
     ]
     return out
 
@@ -52,7 +53,9 @@ def verdict(budget: MemoryBudget) -> str:
     if not budget.weights_fit:
         return "does not fit: the weights exceed the static budget"
     if not budget.runtime_fits:
-        return "does not fit: the headroom is smaller than graphs + tree + activations"
+        return "does not fit: the headroom is smaller than graphs + tree + activations" + (
+            " + the draft outside the static budget" if budget.draft_outside_static.bytes else ""
+        )
     if budget.kv_short:
         return "fits, with less KV than the context and concurrency need"
     return f"fits, {budget.spare.bytes / GIB:.1f} GiB spare"

@@ -12,8 +12,12 @@ from specguard.sglang_facts.changes import (
     DEFAULT_BACKEND_PICKED_BEFORE_SPEC,
     DFLASH_DRAFT_TRTLLM_MHA,
     DFLASH_DRAFT_TRTLLM_MHA_FA4_ON_SM100,
+    DFLASH_TOPK_ONE_FOR_DEFAULT_BACKEND,
+    FA4_DEFAULT_FOR_ASYMMETRIC_KV,
     FA4_PAGE_ONE_FOR_DIFFUSION_GEMMA,
+    TRTLLM_DEFAULT_ON_BLACKWELL,
     TRTLLM_DEFAULT_ON_SM100,
+    TRTLLM_MHA_PAGE_128_AND_DRAFT,
 )
 from specguard.spec import LaunchSpec
 
@@ -40,7 +44,7 @@ FA3_DEFAULT_ARCHITECTURES_BEFORE_0_5_5 = frozenset(
 TRTLLM_MLA_ON_SM100_ARCHITECTURES = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration"})
 # The draft backends a DFLASH draft may run (sglang 0.5.23 arg_groups/choices.py:103-111).
 DRAFT_ATTENTION_BACKEND_CHOICES = frozenset({"flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu"})
-TRTLLM_MHA_PAGE_SIZES = (16, 32, 64, 128)
+TRTLLM_MHA_PAGE_SIZES = (16, 32, 64, 128)  # 128 from 0.5.17 (TRTLLM_MHA_PAGE_128_AND_DRAFT)
 # Targets fa4 on SM100 gives page size 1 instead of 128 (FA4_PAGE_ONE_FOR_DIFFUSION_GEMMA; any of config.json's architectures).
 FA4_PAGE_ONE_ARCHITECTURES = frozenset({"DiffusionGemmaForBlockDiffusion"})
 TRTLLM_MLA_PAGE_SIZES = (32, 64)
@@ -95,10 +99,26 @@ def _mha_default_backend(
             if algorithm is not None and topk is None:
                 return None
         return "fa3" if no_tree else "flashinfer"
-    if major == 10 and TRTLLM_DEFAULT_ON_SM100.present_in(env.version):
-        if no_tree and (algorithm is None or algorithm == "DFLASH" or typed_topk is not None):
-            return "trtllm_mha"
+    if TRTLLM_DEFAULT_ON_SM100.present_in(env.version):
+        if major != 10:
+            return "flashinfer"
+        dflash_as_chain = algorithm == "DFLASH" and DFLASH_TOPK_ONE_FOR_DEFAULT_BACKEND.present_in(env.version)
+        if no_tree and (algorithm is None or dflash_as_chain or typed_topk is not None):
+            return "fa4" if _asymmetric_kv(target) and FA4_DEFAULT_FOR_ASYMMETRIC_KV.present_in(env.version) else "trtllm_mha"
+    elif major in (10, 12) and TRTLLM_DEFAULT_ON_BLACKWELL.present_in(env.version) and no_tree:
+        return "trtllm_mha"  # 0.5.6.post1-0.5.6.post2: the automatic tree comes later and is refused (AB586)
     return "flashinfer"
+
+
+def _asymmetric_kv(target: ModelFacts | None) -> bool:
+    """K and V rows of different widths (MiMo-V2: 192 / 128); ModelConfig takes v_head_dim as head_dim when
+    config.json has none (0.5.17 configs/model_config.py:803-823)."""
+    if target is None or target.v_head_dim is None:
+        return False
+    head_dim = target.head_dim
+    if head_dim is None and target.hidden_size and target.num_attention_heads:
+        head_dim = target.hidden_size // target.num_attention_heads  # as ModelConfig derives it (:803-810)
+    return head_dim is not None and head_dim != target.v_head_dim
 
 
 def resolved_page_size(spec: LaunchSpec, target: ModelFacts | None, env: Environment, backend: str | None) -> int:
@@ -113,7 +133,9 @@ def resolved_page_size(spec: LaunchSpec, target: ModelFacts | None, env: Environ
     targets = {backend, *split}
     if ("trtllm_mla" in targets) and page not in TRTLLM_MLA_PAGE_SIZES:
         page = 64
-    if ("trtllm_mha" in targets or spec.get("speculative_draft_attention_backend") == "trtllm_mha") and page not in TRTLLM_MHA_PAGE_SIZES:
+    with_128 = TRTLLM_MHA_PAGE_128_AND_DRAFT.present_in(env.version)
+    draft_counts = with_128 and spec.get("speculative_draft_attention_backend") == "trtllm_mha"
+    if ("trtllm_mha" in targets or draft_counts) and page not in (TRTLLM_MHA_PAGE_SIZES if with_128 else TRTLLM_MHA_PAGE_SIZES[:-1]):
         page = 64
     sm100 = env.gpu is not None and env.gpu.platform == "cuda" and env.gpu.compute_capability is not None and env.gpu.compute_capability[0] == 10
     if "fa4" in targets and sm100 and not is_mla(target) and (spec.get("speculative_eagle_topk") or 0) <= 1:

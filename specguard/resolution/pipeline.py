@@ -7,12 +7,19 @@ from typing import Any
 
 from specguard.models import Dialect, Environment, ModelFacts
 from specguard.resolution.backends import (
+    TRTLLM_MHA_PAGE_SIZES,
     default_backend,
     dflash_draft_backend,
     resolved_page_size,
 )
 from specguard.resolution.common import canonical_algorithm
 from specguard.resolution.cuda_graph import cuda_graph_max_bs
+from specguard.resolution.model_hooks import (
+    fp8_gemm_runner_backend,
+    kimi_dspark_draft_backend,
+    kimi_symm_mem_turned_off,
+    linear_attn_verify_backend,
+)
 from specguard.resolution.overlap import (
     mixed_chunk_unsupported,
     overlap_forced_off,
@@ -43,6 +50,7 @@ def resolve(spec: LaunchSpec, target: ModelFacts | None, draft: ModelFacts | Non
     values.update(_scheduler_values(spec, values["algorithm"], values["eagle_topk"], env, set_by))
     values.update(_backend_values(spec, values["algorithm"], values["eagle_topk"], target, draft, env, set_by))
     values["cuda_graph_max_bs"] = _graph_max_bs(spec, env, set_by)
+    values.update(_model_hook_values(spec, values["algorithm"], values["page_size"], target, env, set_by))
     return Resolution(**values, attention_dp_size=attention_dp, set_by=set_by)
 
 
@@ -115,3 +123,28 @@ def _graph_max_bs(spec: LaunchSpec, env: Environment, set_by: dict[str, str]) ->
     if max_bs is not None and spec.get("cuda_graph_max_bs_decode") is None and spec.get("cuda_graph_max_bs") is None:
         set_by["cuda_graph_max_bs"] = "decode CUDA-graph default for the GPU memory (lowered only by a max running requests you set)"
     return max_bs
+
+
+def _model_hook_values(
+    spec: LaunchSpec, algorithm: str | None, page: int, target: ModelFacts | None, env: Environment, set_by: dict[str, str]
+) -> dict[str, Any]:
+    """The defaults the LongCat-Flash, Kimi hybrid and GLM-5-Next model hooks set. They run before the backends'
+    page constraints (0.5.17 server_args.py:3530 before :3537; 0.5.23 arg_groups/pipeline.py:225 before :242), so a
+    trtllm_mha draft backend they set also moves the page size (0.5.17 arg_groups/overrides.py:2081-2094)."""
+    values: dict[str, Any] = {}
+    if (gemm := fp8_gemm_runner_backend(spec, target, env)) is not None:
+        values["fp8_gemm_runner_backend"] = gemm
+        set_by["fp8_gemm_runner_backend"] = "SGLang's FP8 GEMM for a LongCat-Flash FP8 checkpoint without ue8m0 scales on SM100"
+    if (verify := linear_attn_verify_backend(spec, target, env)) is not None:
+        values["linear_attn_verify_backend"] = verify
+        set_by["linear_attn_verify_backend"] = "the model's hook pins the linear-attention verify kernel under speculative decoding"
+    if (draft := kimi_dspark_draft_backend(spec, algorithm, target, env)) is not None:
+        values["draft_attention_backend"] = draft
+        set_by["draft_attention_backend"] = "the Kimi hybrid hook's DSPARK draft backend on SM100"
+        if page not in TRTLLM_MHA_PAGE_SIZES:
+            values["page_size"] = 64
+            set_by["page_size"] = "trtllm_mha only runs this page size"
+    if kimi_symm_mem_turned_off(spec, target, env):
+        values["enable_symm_mem"] = False
+        set_by["enable_symm_mem"] = "the Kimi hybrid hook drops symmetric memory while CUDA graphs are on"
+    return values

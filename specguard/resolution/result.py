@@ -27,6 +27,10 @@ class Resolution(Record):
     adaptive: bool | None = None
     adaptive_off_reason: str | None = None  # why SGLang switches --speculative-adaptive off
     attention_dp_size: int = 1  # the attention-DP width SGLang resolves (1: no attention DP)
+    # Set by a model hook (resolution/model_hooks.py); None where the hook does not set it.
+    fp8_gemm_runner_backend: str | None = None
+    linear_attn_verify_backend: str | None = None
+    enable_symm_mem: bool | None = None  # False where SGLang drops --enable-symm-mem
     set_by: dict[str, str] = field(default_factory=dict)
 
     def params(self) -> SpecParams | None:

@@ -62,6 +62,12 @@ GLM52_FACTS = {"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_la
 # DeepSeek-V3 as an MLA target: its architecture and its kv_lora_rank (deepseek-ai/DeepSeek-V3 config.json).
 DEEPSEEK_V3_MLA_FACTS = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
 
+# DeepSeek-V3 over 8 devices with a separate DSPARK draft checkpoint (a local path, as below).
+DEEPSEEK_V3_TP8_DSPARK = (
+    "--model-path", "deepseek-ai/DeepSeek-V3", "--tp-size", "8", "--speculative-algorithm", "DSPARK",
+    "--speculative-draft-model-path", "/ckpt/deepseek-v3-dspark",
+)
+
 # DeepSeek-V4-Flash with a separate DSPARK draft checkpoint (a local path: DSPARK drafts are trained
 # per deployment).
 DEEPSEEK_V4_FLASH_DSPARK = (

@@ -156,6 +156,17 @@ DFLASH_DRAFT_TRTLLM_MHA_FA4_ON_SM100 = Change("0.5.23", "0.5.23 arg_groups/specu
 FA4_PAGE_ONE_FOR_DIFFUSION_GEMMA = Change("0.5.22", "0.5.22 arg_groups/overrides.py:1237-1262 _fa4_page_constraint returns page_size 1 for DiffusionGemmaForBlockDiffusion (0.5.21 :1218-1235 forces 128 for every non-MLA target)")
 DEFAULT_BACKEND_PICKED_BEFORE_SPEC = Change("0.5.5", "0.5.5 server_args.py:1135-1178 (0.5.1 model_executor/model_runner.py:414-449 picked it after)")
 TRTLLM_DEFAULT_ON_SM100 = Change("0.5.7", "0.5.7 server_args.py:1517 trtllm_mha the default attention backend on SM100")
+# 0.5.6.post1-0.5.6.post2 picked trtllm_mha on any Blackwell (SM100 and SM120, is_blackwell) whenever the typed topk
+# was unset or 1, speculation or not (0.5.6.post1 server_args.py:1344-1352; 0.5.6 had no such branch).
+TRTLLM_DEFAULT_ON_BLACKWELL = Change("0.5.6.post1", "0.5.6.post1 server_args.py:1344-1352 is_blackwell() and is_no_spec_infer_or_topk_one")
+# From 0.5.17 the SM100 default gives fa4 instead of trtllm_mha to a target whose K and V rows differ in width.
+FA4_DEFAULT_FOR_ASYMMETRIC_KV = Change("0.5.17", "0.5.17 server_args.py:5689-5698, configs/model_config.py:738-746 has_asymmetric_kv")
+# DFLASH declares its topk after the default backend is picked, so before 0.5.23 it reads None there and SM100
+# falls through to flashinfer (0.5.22 arg_groups/model_override_base.py:303-315); 0.5.23 counts it as topk 1.
+DFLASH_TOPK_ONE_FOR_DEFAULT_BACKEND = Change("0.5.23", "0.5.23 arg_groups/model_override_base.py:268-274 _forces_eagle_topk_one, :312-325")
+# trtllm_mha page sizes: (16, 32, 64) for the target phases before 0.5.17 (0.5.16 arg_groups/overrides.py:1732-1741);
+# 0.5.17 adds 128 and counts a trtllm_mha draft backend too (0.5.17 overrides.py:2081-2094).
+TRTLLM_MHA_PAGE_128_AND_DRAFT = Change("0.5.17", "0.5.17 arg_groups/overrides.py:2081-2094 (0.5.16 :1732-1741)")
 NGRAM_TORCH_NATIVE_WARMUP_CRASH = Change("0.5.18", "sglang#36352: seen on 0.5.18, 'persists in the latest version'")
 ROCM_VERIFY_BROADCAST = Change("0.5.18", "PR 34238; 0.5.18 speculative/eagle_utils.py:741-754")
 MINIMAX_M3_ROCM_VERIFY = Change("0.5.22", "PRs 35889, 36659; 0.5.22 layers/attention/minimax_sparse_backend.py:280-285 (chain only), 428, 464, 570, 1457 (the HIP verify path)")
@@ -504,3 +515,37 @@ SIMULATE_ACC_LEN_RENAMED = Change(
     "0.5.3rc2", "0.5.3rc2 environ.py:127 SGLANG_SIMULATE_ACC_LEN EnvFloat(-1), speculative/eagle_info.py:334 `> 0.0` "
     "(0.5.3rc0 speculative/eagle_utils.py:45,503 reads SIMULATE_ACC_LEN, any non-empty value)",
 )
+
+# ---- memory (what --mem-fraction-static holds, and its default) ------------------------------------
+# Before 0.5.14 the target sized its KV pool inside its own initialize, before the draft worker loaded: the static
+# budget held the target's weights and KV only, and the EAGLE/STANDALONE draft's weights and KV pool (the target's
+# token count) came out of the memory left outside it. DFLASH's cell already held its draft layers (0.5.13
+# pool_configurator.py:107-125).
+DRAFT_IN_STATIC_BUDGET = Change(
+    "0.5.14", "0.5.14 managers/scheduler.py:858-868 loads the draft before init_memory_pools; model_executor/"
+    "pool_configurator.py:129-145 adds the EAGLE/STANDALONE draft layers to the cell; model_runner_kv_cache_mixin.py:"
+    "102-118 'draft weights are now counted' (0.5.13 model_runner.py:784 and model_runner_kv_cache_mixin.py:941-978 "
+    "size the pool in the target's initialize; the draft reuses its memory_pool_config)",
+)
+# The default --mem-fraction-static set a draft reserve aside (server_args.py _handle_gpu_memory_settings, added
+# after the 10 GiB floor): 2 GiB for any algorithm but NGRAM and STANDALONE (6 GiB) up to 0.5.9, 4 GiB from 0.5.10rc0,
+# none from 0.5.14.
+SPEC_MEM_RESERVE_4_GIB = Change("0.5.10rc0", "0.5.10rc0 server_args.py:1295-1301 4 * 1024, STANDALONE 6 * 1024 (0.5.13 :1627-1633 the same; 0.5.9 :1051-1057 2 * 1024)")
+SPEC_MEM_RESERVE_DROPPED = Change("0.5.14", "0.5.14 server_args.py:3276-3316 _handle_gpu_memory_settings reserves nothing for the draft")
+
+# ---- model hooks' backend defaults (reported by RS001 through the resolution) -----------------------
+# LongCat-Flash FP8 (fp8/modelopt_fp8, scale_fmt not ue8m0) on SM100: --fp8-gemm-backend auto -> flashinfer_trtllm.
+LONGCAT_FP8_GEMM_TRTLLM_ON_SM100 = Change(
+    "0.5.16", "0.5.16 arg_groups/overrides.py:1400-1410 _deepseek_moe_quant_resolution (0.5.23 :832-842; absent from 0.5.15.post1)"
+)
+# Kimi hybrid targets (KimiLinear, Kimi K3) with speculation: --linear-attn-verify-backend nv_cutedsl, and DSPARK on
+# SM100 a trtllm_mha draft backend (0.5.17 arg_groups/kimi_k3_hook.py:12-41 from server_args.py:5094-5104; 0.5.23
+# kimi_k3_hook.py:18-55 from model_hook.py:239-249; 0.5.16 has no such hook).
+KIMI_HYBRID_SPEC_BACKEND_DEFAULTS = Change("0.5.17", "0.5.17 arg_groups/kimi_k3_hook.py:12-41, server_args.py:5094-5104")
+# The same targets get --enable-symm-mem turned back off while a CUDA-graph phase is on (0.5.17-0.5.18 only).
+KIMI_HYBRID_SYMM_MEM_OFF = Change("0.5.17", "0.5.17 arg_groups/kimi_k3_hook.py:44-84 disable_kimi_k3_symm_mem, server_args.py:4231-4237")
+KIMI_HYBRID_SYMM_MEM_OFF_DROPPED = Change(
+    "0.5.19", "0.5.19 arg_groups/cuda_graph_hook.py:461-468 handle_cuda_graph_config no longer calls it (kimi_k3_hook.py has no such function)"
+)
+# GLM-5-Next with speculation on SM100: --linear-attn-verify-backend nv_cutedsl.
+GLM5_NEXT_SPEC_VERIFY_DEFAULT = Change("0.5.22", "0.5.22 arg_groups/glm5_next_hook.py:18-37 from model_hook.py:251-256 (0.5.21 has no hook)")

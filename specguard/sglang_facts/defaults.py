@@ -19,6 +19,8 @@ from specguard.sglang_facts.changes import (
     AUTO_SPEC_PARAMS,
     SPEC_MAX_RUNNING_REQUESTS_48,
     SPEC_MAX_RUNNING_REQUESTS_SET,
+    SPEC_MEM_RESERVE_4_GIB,
+    SPEC_MEM_RESERVE_DROPPED,
     Change,
 )
 
@@ -126,6 +128,13 @@ MEM_RESERVED_BASE_MIB = 512
 MEM_RESERVED_MIB_PER_CHUNK_TOKEN = 1.5
 MEM_RESERVED_MIN_CHUNK_TOKENS = 2048
 MEM_RESERVED_MIN_MIB_ABOVE_60_GIB = 10 * 1024
+# The draft's share of that reserve, per release (MiB: STANDALONE, any other algorithm but NGRAM), newest first;
+# before 0.5.10 (0.5.3 server_args.py:663-669, 0.5.9 :1050-1057) 6 GiB and 2 GiB.
+SPEC_MEM_RESERVE_MIB: tuple[tuple[Change, tuple[int, int]], ...] = (
+    (SPEC_MEM_RESERVE_DROPPED, (0, 0)),
+    (SPEC_MEM_RESERVE_4_GIB, (6 * 1024, 4 * 1024)),
+)
+SPEC_MEM_RESERVE_MIB_BEFORE = (6 * 1024, 2 * 1024)
 
 # ---- sgl-jax ---------------------------------------------------------------------------------
 # sgl-project/sglang-jax HEAD cddbf6f1, python/sgl_jax/srt/server_args.py (design dialects.md

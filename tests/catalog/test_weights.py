@@ -261,3 +261,20 @@ def test_a_d2t_table_under_another_prefix_is_the_heads_d2t(tmp_path: Path) -> No
     tensors = {("draft_model.d2t" if name == "d2t" else name): spec for name, spec in llama3_head().items()}
     facts = load_facts(str(write_checkpoint(tmp_path / "head", LLAMA3_EAGLE3, [tensors])), role="draft", weights=True)
     assert facts.weights is not None and facts.weights.d2t_shape == (32000,)
+
+
+def test_name_roots_are_the_first_dotted_part_of_each_tensor_name() -> None:
+    """IQuestQ1MTP refuses a tensor outside embed_tokens, lm_head, target_final_norm and mtp.* (0.5.21
+    iquest_q1_mtp.py:187-200; DM645): the roots say where a checkpoint keeps its tensors."""
+    from specguard.weights import weight_facts
+
+    header = {
+        "mtp.eh_proj.weight": ("BF16", (4096, 8192)),
+        "mtp.enorm.weight": ("BF16", (4096,)),
+        "model.embed_tokens.weight": ("BF16", (151936, 4096)),
+        "lm_head.weight": ("BF16", (151936, 4096)),
+        "d2t": ("I64", (32000,)),
+    }
+    facts = weight_facts(header, source="test", num_hidden_layers=None)
+    assert facts.name_roots == ("d2t", "lm_head", "model", "mtp")
+    assert weight_facts({}, source="test", num_hidden_layers=None).name_roots == ()

@@ -305,3 +305,126 @@ def test_inkling_banded_mtp_depths_are_read_where_sglang_reads_them() -> None:
     assert facts_from_config({"mtp_local_layer_ids": [1]}, source="x").mtp_local_layer_ids is None
     with pytest.raises(InputError, match="mtp_config.local_layer_ids"):
         facts_from_config({"mtp_config": {"local_layer_ids": "0"}}, source="x")
+
+
+def test_nemotron_35_draft_layout_and_top_level_sink_are_read_as_dflash_utils_reads_them() -> None:
+    # dflash_utils.is_nemotron_35_draft_config (0.5.19 :469-505): every clause must hold; models/dflash.py reads the
+    # sink as the top-level attention_sink_bias.
+    layout = {
+        "architectures": ["DFlashDraftModel"],
+        "has_embed_tokens": True,
+        "has_lm_head": False,
+        "quantization_config": {"quant_algo": "W4A16_NVFP4"},
+        "dflash_config": {"target_layer_ids": [1, 10], "sample_from_anchor": False},
+        "eagle_aux_hidden_state_layer_ids": [2, 11],
+        "attention_sink_bias": True,
+    }
+    draft = facts_from_config(layout, source="x")
+    assert (draft.nemotron_35_draft_layout, draft.attention_sink_bias, draft.dflash_attention_sink_bias) == (True, True, None)
+    assert facts_from_config({**layout, "eagle_aux_hidden_state_layer_ids": [1, 10]}, source="x").nemotron_35_draft_layout is False
+    assert facts_from_config({**layout, "dflash_config": {"target_layer_ids": [1, 10]}}, source="x").nemotron_35_draft_layout is False
+    assert facts_from_config({**layout, "has_lm_head": True}, source="x").nemotron_35_draft_layout is False
+    top_level = {**layout, "dflash_config": {}, "target_layer_ids": [1, 10], "sample_from_anchor": False}
+    assert facts_from_config(top_level, source="x").nemotron_35_draft_layout is True
+    assert facts_from_config({}, source="x").attention_sink_bias is None
+
+
+def test_minimax_sparse_attention_config_is_read_from_text_config_first() -> None:
+    # get_minimax_sparse_attention_config (0.5.16 configs/model_config.py:144-155): text_config's section, else the top level's
+    section = {"sparse_block_size": 128, "sparse_topk_blocks": 16}
+    nested = facts_from_config({"text_config": {"sparse_attention_config": section}}, source="x")
+    assert (nested.sparse_block_size, nested.sparse_topk_blocks) == (128, 16)
+    top = facts_from_config({"text_config": {}, "sparse_attention_config": {"sparse_block_size": 64}}, source="x")
+    assert (top.sparse_block_size, top.sparse_topk_blocks) == (64, None)
+    assert facts_from_config({}, source="x").sparse_block_size is None
+    # SGLang compares the raw values (minimax_sparse_backend.py:81-88): a string is not refused here, only unknown.
+    assert facts_from_config({"sparse_attention_config": {"sparse_topk_blocks": "16"}}, source="x").sparse_topk_blocks is None
+
+
+def test_dflash_parsed_options_are_dflash_configs_keys_as_written() -> None:
+    draft = facts_from_config({"dflash_config": {"block_size": 16, "conv_kernel_size": 4, "output_multiplier": "x"}}, source="x")
+    assert draft.dflash_parsed_options == {"conv_kernel_size": 4, "output_multiplier": "x"}
+    assert facts_from_config({"dflash_config": {"block_size": 16}}, source="x").dflash_parsed_options == {}
+    # parse_dflash_draft_config reads them inside dflash_config only.
+    assert facts_from_config({"conv_kernel_size": 4}, source="x").dflash_parsed_options is None
+
+
+def test_hyv4_indexer_types_are_read_from_the_top_level() -> None:
+    # HYV4Config takes indexer_types as a top-level kwarg (0.5.20 configs/hy_v4.py:36,107-114); absent is unknown here.
+    facts = facts_from_config({"architectures": ["HYV4ForCausalLM"], "indexer_types": ["full", "shared", "shared"]}, source="x")
+    assert facts.indexer_types == ("full", "shared", "shared")
+    assert facts_from_config({"architectures": ["HYV4ForCausalLM"]}, source="x").indexer_types is None
+    # SGLang only tests `"shared" in` it and indexes it (0.5.20 arg_groups/model_hook.py:55-59): another shape is
+    # not refused; present, it replaces the default list, its shared layers unknown.
+    assert facts_from_config({"indexer_types": "shared"}, source="x").indexer_types == ()
+
+
+def test_intermediate_size_mlp_is_read_from_the_config_or_its_text_config() -> None:
+    # A llama4_text EAGLE3 head states it at the top level; a Llama-4 target under text_config (DM554).
+    head = facts_from_config({"model_type": "llama4_text", "intermediate_size": 8192, "intermediate_size_mlp": 16384}, source="x")
+    assert (head.model_type, head.intermediate_size, head.intermediate_size_mlp) == ("llama4_text", 8192, 16384)
+    assert facts_from_config({"text_config": {"intermediate_size_mlp": 16384}}, source="x").intermediate_size_mlp == 16384
+    assert facts_from_config({"intermediate_size": 8192}, source="x").intermediate_size_mlp is None
+
+
+def test_qsa_indexer_facts_are_read_from_the_config_or_its_text_config() -> None:
+    # parse_qsa_profile reads the text config (0.5.20 layers/attention/qsa/config.py:36-37, 80-88)
+    qsa = facts_from_config({"text_config": {"indexer_n_heads": 32, "indexer_compress_ratio": 4}}, source="x")
+    assert (qsa.indexer_n_heads, qsa.indexer_compress_ratio) == (32, 4)
+    assert facts_from_config({}, source="x").indexer_compress_ratio is None
+    # With a text_config SGLang reads only it; each value through int() (qsa/config.py:36-47).
+    assert facts_from_config({"indexer_n_heads": 32, "text_config": {}}, source="x").indexer_n_heads is None
+    assert facts_from_config({"indexer_n_heads": 32, "indexer_compress_ratio": "4"}, source="x").indexer_compress_ratio == 4
+    assert facts_from_config({"indexer_compress_ratio": "four"}, source="x").indexer_compress_ratio is None
+
+
+def test_learnable_sink_is_read_as_the_dsa_backend_defaults_read_it() -> None:
+    # _dsa_split_backend_resolution: getattr(hf_config, "learnable_sink", False) (0.5.20 arg_groups/overrides.py:711)
+    assert facts_from_config({"learnable_sink": True}, source="x").learnable_sink is True
+    assert facts_from_config({}, source="x").learnable_sink is None
+    # A truth test, not a typed flag: any truthy value counts.
+    assert facts_from_config({"learnable_sink": 1}, source="x").learnable_sink is True
+    assert facts_from_config({"learnable_sink": 0}, source="x").learnable_sink is False
+
+
+def test_shared_expert_intermediate_size_is_read_from_the_config_or_its_text_config() -> None:
+    # Qwen3.5 MoE keeps it in text_config; qwen2_moe.py can_fuse_shared_expert compares it with moe_intermediate_size.
+    nested = facts_from_config({"text_config": {"shared_expert_intermediate_size": 512, "moe_intermediate_size": 512}}, source="x")
+    assert (nested.shared_expert_intermediate_size, nested.moe_intermediate_size) == (512, 512)
+    assert facts_from_config({"shared_expert_intermediate_size": 0}, source="x").shared_expert_intermediate_size == 0
+    assert facts_from_config({}, source="x").shared_expert_intermediate_size is None
+    # qwen2_moe.py only compares it with 0 (0.5.18 :134-135,151): a negative one is no shared expert, not refused.
+    assert facts_from_config({"shared_expert_intermediate_size": -1}, source="x").shared_expert_intermediate_size == -1
+
+
+def test_fp8_ignored_layers_are_read_as_fp8config_reads_them() -> None:
+    # Fp8Config.from_config: ignored_layers, else modules_to_not_convert (0.5.12 layers/quantization/fp8.py:210-212).
+    fp8 = {"quant_method": "fp8", "ignored_layers": ["midlayer.self_attn.kv_b_proj"]}
+    assert facts_from_config({"quantization_config": fp8}, source="x").quantization_ignored == ("midlayer.self_attn.kv_b_proj",)
+    other = {"quant_method": "fp8", "modules_to_not_convert": ["lm_head"]}
+    assert facts_from_config({"quantization_config": other}, source="x").quantization_ignored == ("lm_head",)
+    assert facts_from_config({"quantization_config": {"quant_method": "fp8"}}, source="x").quantization_ignored is None
+    # Fp8Config iterates whatever it is given (fp8.py:213-219) and other methods read modules_to_not_convert with `in`:
+    # another shape is not refused, only not read as a name list.
+    string = {"quant_method": "fp8", "ignored_layers": "lm_head"}
+    assert facts_from_config({"quantization_config": string}, source="x").quantization_ignored is None
+
+
+def test_compressed_tensors_ignore_is_read_from_quantization_config() -> None:
+    # CompressedTensorsConfig.from_config reads config["ignore"] (0.5.20 compressed_tensors.py:275; QT647).
+    ct = {"quant_method": "compressed-tensors", "ignore": ["lm_head", "model.language_model.layers.78.self_attn.q_a_proj"]}
+    assert facts_from_config({"quantization_config": ct}, source="x").quantization_ignore == ("lm_head", "model.language_model.layers.78.self_attn.q_a_proj")
+    assert facts_from_config({"quantization_config": {"quant_method": "compressed-tensors"}}, source="x").quantization_ignore is None
+    # Other methods read an "ignore" key of their own shape (humming.py iterates it): another shape is not refused,
+    # only not read as a name list.
+    string = {"quant_method": "compressed-tensors", "ignore": "lm_head"}
+    assert facts_from_config({"quantization_config": string}, source="x").quantization_ignore is None
+
+
+def test_fp8_scale_fmt_is_read_from_quantization_config() -> None:
+    # LongCat-Flash FP8 on SM100 gets the flashinfer_trtllm FP8 GEMM unless scale_fmt is "ue8m0" (0.5.16 overrides.py:1400-1410).
+    ue8m0 = {"quant_method": "fp8", "scale_fmt": "ue8m0"}
+    assert facts_from_config({"quantization_config": ue8m0}, source="x").quant_scale_fmt == "ue8m0"
+    assert facts_from_config({"quantization_config": {"quant_method": "fp8"}}, source="x").quant_scale_fmt is None
+    with pytest.raises(InputError, match="scale_fmt"):
+        facts_from_config({"quantization_config": {"quant_method": "fp8", "scale_fmt": 8}}, source="x")

@@ -15,9 +15,15 @@ Agreement (estimate vs reference), as asserted below:
 from __future__ import annotations
 
 import pytest
+from packaging.version import Version
 
 from specguard.facts import load_facts
-from specguard.memory.estimate import GIB, weight_bytes
+from specguard.memory.estimate import (
+    GIB,
+    draft_placement,
+    spec_reserve_mib,
+    weight_bytes,
+)
 from specguard.memory.params import count_draft, count_target, kv_bytes_per_token
 from specguard.resolution.cuda_graph import spec_graph_schedule
 from tests.conftest import DRAFT_TEMPLATES, HF_CONFIGS
@@ -156,3 +162,25 @@ def test_spec_graph_schedule_matches_sglang() -> None:
     assert spec_graph_schedule(40) == [*range(1, 9), *range(10, 33, 2), 40]
     assert spec_graph_schedule(12, disable_padding=True) == list(range(1, 13))
     assert spec_graph_schedule(2) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "version", "mib"),
+    [
+        ("EAGLE3", "0.5.9", 2 * 1024),  # 0.5.9 server_args.py:1051-1057
+        ("EAGLE3", "0.5.10rc0", 4 * 1024),  # 0.5.10rc0 server_args.py:1295-1301
+        ("STANDALONE", "0.5.13", 6 * 1024),  # 0.5.13 server_args.py:1627-1633
+        ("NGRAM", "0.5.13", 0),
+        ("EAGLE3", "0.5.14", 0),  # 0.5.14 server_args.py:3308-3316: no draft reserve
+    ],
+)
+def test_default_fraction_draft_reserve_by_release(algorithm: str, version: str, mib: int) -> None:
+    assert spec_reserve_mib(algorithm, Version(version)) == mib
+
+
+def test_draft_enters_the_static_budget_in_0_5_14() -> None:
+    """0.5.13 sizes the target's pool before the draft loads (model_runner.py:784); 0.5.14 loads the draft first
+    (scheduler.py:858-868) and puts EAGLE's layers in the cell (pool_configurator.py:129-145)."""
+    assert draft_placement("eagle3", Version("0.5.13")) == (False, False)
+    assert draft_placement("dflash", Version("0.5.13")) == (False, True)  # 0.5.13 pool_configurator.py:107-125
+    assert draft_placement("eagle3", Version("0.5.14")) == (True, True)

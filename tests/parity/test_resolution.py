@@ -37,6 +37,10 @@ def test_default_backend_picked_before_spec_from_0_5_5(version, expected):
     ("version", "topk", "page", "expected"),
     [
         ("0.5.6", "1", None, "flashinfer"),
+        ("0.5.6.post1", "1", None, "trtllm_mha"),  # any Blackwell, typed topk 1 or unset
+        ("0.5.6.post2", None, None, "trtllm_mha"),
+        ("0.5.6.post2", "4", None, "flashinfer"),
+        ("0.5.7", None, None, "flashinfer"),  # 0.5.7 wants a typed topk with speculation
         ("0.5.7", "1", None, "trtllm_mha"),
         ("0.5.23", "1", None, "trtllm_mha"),
         ("0.5.23", "1", "16", "flashinfer"),  # topk 1 only counts with page size 1
@@ -48,6 +52,14 @@ def test_default_backend_on_b200(version, topk, page, expected):
     argv = EAGLE + (("--speculative-num-steps", "3", "--speculative-eagle-topk", topk, "--speculative-num-draft-tokens", "4") if topk else ())
     argv += ("--page-size", page) if page else ()
     assert resolve(argv, gpu="B200", version=version).attention_backend == expected
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.5.16", "trtllm_mha"), ("0.5.17", "fa4")])
+def test_default_backend_for_asymmetric_kv_on_b200(version, expected):
+    # K rows 192 wide, V rows 128 (MiMo-V2's shape): 0.5.17 gives such a target fa4.
+    target = {**LLAMA, "head_dim": 192, "v_head_dim": 128}
+    argv = (*EAGLE, "--speculative-num-steps", "3", "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4")
+    assert resolve(argv, target=target, gpu="B200", version=version).attention_backend == expected
 
 
 def test_default_backend_mla_targets():
@@ -83,6 +95,21 @@ def test_typed_backend_is_kept():
 )
 def test_page_size_forced_by_backend(extra, gpu, page):
     assert resolve((*EAGLE, *extra), gpu=gpu).page_size == page
+
+
+@pytest.mark.parametrize(
+    ("version", "extra", "page"),
+    [
+        # 0.5.17 adds page size 128 and counts a trtllm_mha draft backend (overrides.py:2081-2094);
+        # 0.5.16 kept 16/32/64 for the target phases only (:1732-1741).
+        ("0.5.16", ("--attention-backend", "trtllm_mha", "--page-size", "128"), 64),
+        ("0.5.17", ("--attention-backend", "trtllm_mha", "--page-size", "128"), 128),
+        ("0.5.16", ("--speculative-draft-attention-backend", "trtllm_mha", "--page-size", "8"), 8),
+        ("0.5.17", ("--speculative-draft-attention-backend", "trtllm_mha", "--page-size", "8"), 64),
+    ],
+)
+def test_trtllm_mha_page_sizes_by_release(version, extra, page):
+    assert resolve((*EAGLE, *extra), gpu="B200", version=version).page_size == page
 
 
 @pytest.mark.parametrize(
@@ -335,3 +362,90 @@ def test_dflash_trtllm_mha_draft_backend_by_release(version, draft, gpu, expecte
     argv = (*T, "--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "d",
             "--speculative-draft-attention-backend", "trtllm_mha")
     assert resolve(argv, draft=draft, gpu=gpu, version=version).draft_attention_backend == expected
+
+
+# ---- model hooks' defaults (resolution/model_hooks.py) -------------------------------------------------
+LONGCAT_FP8 = {"architectures": ("LongcatFlashForCausalLM",), "quantization": "fp8"}
+
+
+@pytest.mark.parametrize(
+    ("version", "gpu", "target", "extra", "expected"),
+    [
+        ("0.5.15.post1", "B200", LONGCAT_FP8, (), None),  # no such default yet
+        ("0.5.16", "B200", LONGCAT_FP8, (), "flashinfer_trtllm"),  # overrides.py:1400-1410
+        ("0.5.23", "B200", LONGCAT_FP8, (), "flashinfer_trtllm"),  # :832-842
+        ("0.5.23", "H100", LONGCAT_FP8, (), None),  # SM100 only
+        ("0.5.23", "B200", {**LONGCAT_FP8, "quant_scale_fmt": "ue8m0"}, (), None),
+        ("0.5.23", "B200", LONGCAT_FP8, ("--fp8-gemm-backend", "deep_gemm"), None),
+        ("0.5.23", "B200", LONGCAT_FP8, ("--quantization", "unquant"), None),
+        ("0.5.23", "B200", {"architectures": ("LongcatFlashForCausalLM",)}, ("--quantization", "modelopt_fp8"), "flashinfer_trtllm"),
+        ("0.5.23", "B200", {**LONGCAT_FP8, "architectures": ("DeepseekV3ForCausalLM",)}, (), None),
+        # The pass runs only from the DeepSeek-family branch, whose list lacks the NextN class (model_hook.py:267-278).
+        ("0.5.16", "B200", {**LONGCAT_FP8, "architectures": ("LongcatFlashForCausalLMNextN",)}, (), None),
+        ("0.5.23", "B200", {**LONGCAT_FP8, "architectures": ("LongcatFlashForCausalLMNextN",)}, (), None),
+    ],
+)
+def test_longcat_fp8_gemm_backend_default(version, gpu, target, extra, expected):
+    assert resolve((*EAGLE, *extra), target=target, gpu=gpu, version=version).fp8_gemm_runner_backend == expected
+
+
+KIMI_LINEAR = {"architectures": ("KimiLinearForCausalLM",)}
+GLM5_NEXT = {"architectures": ("Glm5NextForConditionalGeneration",)}
+
+
+@pytest.mark.parametrize(
+    ("version", "gpu", "target", "extra", "expected"),
+    [
+        ("0.5.16", "H100", KIMI_LINEAR, (), None),  # the Kimi hook arrives in 0.5.17
+        ("0.5.17", "H100", KIMI_LINEAR, (), "nv_cutedsl"),  # kimi_k3_hook.py:21-28, any GPU
+        ("0.5.23", "B200", KIMI_LINEAR, (), "nv_cutedsl"),
+        ("0.5.23", "B200", KIMI_LINEAR, ("--linear-attn-verify-backend", "triton"), None),
+        ("0.5.21", "B200", GLM5_NEXT, (), None),  # the GLM-5-Next hook arrives in 0.5.22
+        ("0.5.22", "B200", GLM5_NEXT, (), "nv_cutedsl"),  # glm5_next_hook.py:18-37
+        ("0.5.23", "B200", GLM5_NEXT, (), "nv_cutedsl"),
+        ("0.5.23", "H100", GLM5_NEXT, (), None),  # SM100 only
+    ],
+)
+def test_linear_attn_verify_backend_hook_defaults(version, gpu, target, extra, expected):
+    resolution = resolve((*EAGLE, *extra), target=target, gpu=gpu, version=version)
+    assert resolution.linear_attn_verify_backend == expected
+    assert ("linear_attn_verify_backend" in resolution.set_by) == (expected is not None)
+
+
+def test_linear_attn_verify_backend_needs_a_speculative_algorithm():
+    assert resolve(T, target=KIMI_LINEAR, gpu="B200").linear_attn_verify_backend is None
+
+
+@pytest.mark.parametrize(
+    ("version", "gpu", "extra", "expected"),
+    [
+        ("0.5.16", "B200", (), None),
+        ("0.5.17", "B200", (), "trtllm_mha"),  # kimi_k3_hook.py:30-41
+        ("0.5.23", "B200", (), "trtllm_mha"),
+        ("0.5.23", "H100", (), None),
+        ("0.5.23", "B200", ("--speculative-draft-attention-backend", "flashinfer"), "flashinfer"),
+    ],
+)
+def test_kimi_dspark_draft_backend(version, gpu, extra, expected):
+    argv = (*T, "--speculative-algorithm", "DSPARK", "--speculative-draft-model-path", "d", *extra)
+    resolution = resolve(argv, target=KIMI_LINEAR, gpu=gpu, version=version)
+    assert resolution.draft_attention_backend == expected
+    # The hook runs before the page constraints, so its trtllm_mha moves page size 1 to 64 (overrides.py:2081-2094).
+    assert resolution.page_size == (64 if expected == "trtllm_mha" else 1)
+
+
+
+@pytest.mark.parametrize(
+    ("version", "extra", "expected"),
+    [
+        ("0.5.16", (), None),
+        ("0.5.17", (), False),  # kimi_k3_hook.py:44-84: capture is on, symm-mem dropped
+        ("0.5.18", (), False),
+        ("0.5.19", (), None),  # no longer called (cuda_graph_hook.py:461-468)
+        ("0.5.18", ("--disable-cuda-graph",), None),  # decode eager: the prefill phase decides, not modelled
+        ("0.5.18", ("--disable-cuda-graph", "--cuda-graph-backend-decode", "full"), False),
+    ],
+)
+def test_kimi_symm_mem_dropped_under_cuda_graphs(version, extra, expected):
+    argv = (*EAGLE, "--enable-symm-mem", *extra)
+    assert resolve(argv, target=KIMI_LINEAR, gpu="B200", version=version).enable_symm_mem is expected

@@ -10,7 +10,7 @@ from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.sglang_facts.changes import FORCED_MULTI_LAYER_EAGLE
 
 
-def _forced_by_model(ctx: CheckContext) -> bool:
+def forced_by_model(ctx: CheckContext) -> bool:
     forced = FORCED_MULTI_LAYER_EAGLE.get(ctx.target.architecture or "") if ctx.target is not None else None
     return forced is not None and forced.present_in(ctx.version)
 
@@ -27,7 +27,7 @@ def _fa3_runs(ctx: CheckContext) -> bool | None:
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm != "EAGLE":
         return
-    forced = _forced_by_model(ctx)
+    forced = forced_by_model(ctx)
     typed = ctx.spec.has("--enable-multi-layer-eagle")
     if not (forced or typed):
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -12,12 +12,10 @@ from specguard.rules.base import (
     FixAvailability,
     Rule,
     RuleDocs,
-    fix_of,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
+from specguard.rules.spec_params._ragged_verify import RAGGED, unset_ragged
 from specguard.sglang_facts.architectures import DSV4_ARCHITECTURES
-
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -36,11 +34,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         "(DeepseekV4HipRadixBackend)' at the first verify batch, so the server dies once it serves. Unset "
         f"{RAGGED} (static verify), or use SGLang 0.5.18 or later",
         flags=("--speculative-algorithm",),
-        fix=fix_of(
-            f"unset {RAGGED} (static is the default)",
-            Applicability.UNSAFE,
-            Edit(target="env", name=RAGGED, value=None),
-        ),
+        fix=unset_ragged(),
     )
 
 

@@ -38,7 +38,7 @@ SPEC_MAX_RUNNING_REQUESTS = 48
 DRAFT = "--speculative-draft-attention-backend"
 
 
-def _default_trtllm_mla(ctx: CheckContext) -> bool:
+def default_trtllm_mla(ctx: CheckContext) -> bool:
     gpu, target = ctx.env.gpu, ctx.target
     if (
         gpu is None
@@ -79,7 +79,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     ) and ctx.algorithm in spec_v2_algorithms(ctx.version):
         return  # the V2 draft extend runs every draft token of every request: equal lengths
     backend, flag = typed_phase_backend(ctx, DRAFT)
-    if backend is None and _default_trtllm_mla(ctx):
+    if backend is None and default_trtllm_mla(ctx):
         backend = "trtllm_mla"
     if backend != "trtllm_mla":
         return

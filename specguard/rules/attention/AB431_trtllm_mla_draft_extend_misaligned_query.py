@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.attention.AB390_trtllm_mla_draft_extend_unpadded_query import (
     DRAFT,
-    _default_trtllm_mla,
+    default_trtllm_mla,
 )
 from specguard.rules.attention.backends import (
     SGLANG_DIALECTS,
@@ -43,7 +43,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     backend, flag = typed_phase_backend(ctx, DRAFT)
     if (
         backend is None
-        and _default_trtllm_mla(ctx)
+        and default_trtllm_mla(ctx)
         and ctx.target is not None
         and ctx.target.architecture == DEFAULT_TRTLLM_MLA_ARCHITECTURE
     ):

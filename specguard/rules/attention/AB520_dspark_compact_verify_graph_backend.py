@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.AB395_trtllm_mha_xqa_verify_without_mask import (
     PREFILL_ON_XQA_GPUS,
     XQA_MAJORS,
@@ -20,8 +20,8 @@ from specguard.rules.base import (
     FixAvailability,
     Rule,
     RuleDocs,
-    fix_of,
 )
+from specguard.rules.spec_params._ragged_verify import RAGGED, unset_ragged
 from specguard.sglang_facts.architectures import (
     DSV4_ARCHITECTURES,
     MINIMAX_M3_SPARSE_ARCHITECTURES,
@@ -32,7 +32,6 @@ from specguard.sglang_facts.architectures import (
 # and (0.5.16 layers/attention/trtllm_mha_backend.py:721-725):
 # "Compact ragged verify (variable-length cum_seq_lens_q) requires the trtllm-gen decode kernel; the xqa impl
 # (sm90 / sm120) rejects it. Disable SGLANG_RAGGED_VERIFY_MODE for this configuration."
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 # When set, the graph runner captures uniform verify layouts (decode_cuda_graph_runner.py:481-485).
 FORCE_UNIFORM = "SGLANG_TEST_RAGGED_VERIFY_FORCE_UNIFORM_CAPTURE"
 # Native FP4 KV: from 0.5.23 SGLang may move target verify to the decode backend itself (kv_cache_hook.py:232-250).
@@ -48,7 +47,7 @@ EARLIER_REFUSALS = (
 )
 
 
-def _decode_graphs_captured(ctx: CheckContext) -> bool:
+def decode_graphs_captured(ctx: CheckContext) -> bool:
     """Whether the target captures decode (verify) graphs: no flag turns them off."""
     if ctx.spec.get("disable_cuda_graph") or any(
         ctx.spec.has(f) for f in GRAPH_OFF_FLAGS
@@ -95,7 +94,7 @@ def _applies(ctx: CheckContext) -> bool:
         return False
     if ctx.spec.last_value("--disaggregation-mode") == "prefill":
         return False  # a PD prefill server's decode graphs are not read here
-    return _decode_graphs_captured(ctx) and not any(
+    return decode_graphs_captured(ctx) and not any(
         ctx.spec.has(f) for f in EARLIER_REFUSALS
     )
 
@@ -118,11 +117,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"target's CUDA graphs, before it serves. Unset {RAGGED} (static is the default), or verify on fa3 "
         "(or trtllm_mha on SM100)",
         flags=(flag, "--speculative-algorithm"),
-        fix=fix_of(
-            f"unset {RAGGED} (static is the default)",
-            Applicability.UNSAFE,
-            Edit(target="env", name=RAGGED, value=None),
-        ),
+        fix=unset_ragged(),
     )
 
 

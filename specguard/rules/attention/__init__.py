@@ -137,6 +137,65 @@ from specguard.rules.attention import (
 from specguard.rules.attention import (
     AB540_sm100_nvfp4_kv_speculation_refused as AB540,
 )
+from specguard.rules.attention import (
+    AB570_flashinfer_draft_graph_kv_indices_overflow as AB570,
+)
+from specguard.rules.attention import (
+    AB571_trtllm_mha_native_nvfp4_extend_refused as AB571,
+)
+from specguard.rules.attention import (
+    AB572_flashmla_spec_v2_draft_extend_decode_path as AB572,
+)
+from specguard.rules.attention import AB573_eager_draft_extend_flashmla_dsv4 as AB573
+from specguard.rules.attention import (
+    AB574_multi_layer_eagle_eager_draft_steps_unplanned as AB574,
+)
+from specguard.rules.attention import (
+    AB575_fa3_multi_step_draft_swa_write_locations as AB575,
+)
+from specguard.rules.attention import (
+    AB576_nvfp4_flashinfer_verify_unprepared_dequant_workspace as AB576,
+)
+from specguard.rules.attention import (
+    AB580_rocm_dsv41_torch_prefill_indexer as AB580,
+)
+from specguard.rules.attention import (
+    AB581_minimax_m3_msa_speculation_decode_graph as AB581,
+)
+from specguard.rules.attention import (
+    AB582_cpu_fp8_kv_cache_needs_amx_mha as AB582,
+)
+from specguard.rules.attention import (
+    AB583_qwen_qsa_verify_chain_within_compress_ratio as AB583,
+)
+from specguard.rules.attention import AB584_dsa_kpool_tail_backend as AB584
+from specguard.rules.attention import (
+    AB586_blackwell_default_trtllm_mha_auto_tree as AB586,
+)
+from specguard.rules.attention import (
+    AB587_trtllm_mha_asymmetric_kv_widths as AB587,
+)
+from specguard.rules.attention import (
+    AB600_nemotron35_draft_sink_needs_trtllm_mha as AB600,
+)
+from specguard.rules.attention import (
+    AB632_dspark_compact_verify_trtllm_mla_dense_view as AB632,
+)
+from specguard.rules.attention import (
+    AB634_dspark_compact_verify_flashinfer_mla_eager as AB634,
+)
+from specguard.rules.attention import (
+    AB635_rocm_dsv4_dspark_draft_verify_rows as AB635,
+)
+from specguard.rules.attention import (
+    AB636_rocm_dsv4_dspark_unified_fp8_draft_pool as AB636,
+)
+from specguard.rules.attention import (
+    AB637_rocm_dspark_triton_draft_takes_dcp as AB637,
+)
+from specguard.rules.attention import (
+    AB638_dspark_trtllm_mha_draft_replaced as AB638,
+)
 
 RULES = (
     AB001.RULE, AB002.RULE, AB003.RULE, AB004.RULE, AB005.RULE, AB006.RULE, AB007.RULE, AB008.RULE,
@@ -196,4 +255,25 @@ RULES = (
     AB522.RULE,
     AB530.RULE,
     AB540.RULE,
+    AB570.RULE,
+    AB571.RULE,
+    AB572.RULE,
+    AB573.RULE,
+    AB574.RULE,
+    AB575.RULE,
+    AB576.RULE,
+    AB580.RULE,
+    AB600.RULE,
+    AB581.RULE,
+    AB582.RULE,
+    AB632.RULE,
+    AB634.RULE,
+    AB635.RULE,
+    AB636.RULE,
+    AB637.RULE,
+    AB638.RULE,
+    AB583.RULE,
+    AB584.RULE,
+    AB586.RULE,
+    AB587.RULE,
 )

@@ -19,9 +19,14 @@ from specguard.sglang_facts.changes import (
     DRAFT_CONTEXT_GUARD,
     DRAFT_OWN_CONTEXT,
     DRAFT_TARGET_CONTEXT_AGAIN,
+    Change,
 )
 
 OVERWRITE_ENV = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+# FROZEN_KV_MTP's draft worker, new in 0.5.12; 0.5.11's --speculative-algorithm refuses the name.
+FROZEN_KV_MTP_DRAFT = Change(
+    "0.5.12", "0.5.12 speculative/frozen_kv_mtp_worker.py:118 (0.5.11 server_args.py:5367 choices lack FROZEN_KV_MTP)"
+)
 
 
 def served_context(ctx: CheckContext) -> int | None:
@@ -33,7 +38,12 @@ def served_context(ctx: CheckContext) -> int | None:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.algorithm not in DRAFT_CHECKPOINT_ALGORITHMS or ctx.draft is None:
+    # FROZEN_KV_MTP (0.5.12+) builds its Gemma 4 assistant draft from --speculative-draft-model-path with the target's
+    # context the same way, 0.5.17 aside (frozen_kv_mtp_worker_v2.py: 0.5.16 :677-678, 0.5.18 :149).
+    drafted = ctx.algorithm in DRAFT_CHECKPOINT_ALGORITHMS or (
+        ctx.algorithm == "FROZEN_KV_MTP" and FROZEN_KV_MTP_DRAFT.present_in(ctx.version)
+    )
+    if not drafted or ctx.draft is None:
         return
     draft_max = ctx.draft.max_position_embeddings
     context = served_context(ctx)
@@ -107,7 +117,9 @@ RULE = Rule(
         "(catalogue P59). 0.5.17 alone builds the draft without the target's context (0.5.16 "
         "eagle_worker_v2.py:1044-1048 passed it, 0.5.18 :179 passes it again), so with `--context-length` "
         "unset the draft derives its own and the server starts with a draft shorter than the requests it "
-        "serves (a warning there). Before 0.5.1 the draft was stretched silently and long requests hit "
+        "serves (a warning there). FROZEN_KV_MTP's draft worker does the same: the target's context in 0.5.12-0.5.16 "
+        "(0.5.12 frozen_kv_mtp_worker.py:118, 0.5.16 frozen_kv_mtp_worker_v2.py:677-678) and from 0.5.18 "
+        "(frozen_kv_mtp_worker_v2.py:149; 0.5.23 :156), none in 0.5.17. Before 0.5.1 the draft was stretched silently and long requests hit "
         "illegal memory accesses. With the env var set the server starts, but a 2048-position "
         "EAGLE3 head performs worse than no speculation past 2k tokens (issue 6783). In slime, "
         "a 2048-token draft caps prompt plus response (see SL002).",
@@ -134,6 +146,9 @@ RULE = Rule(
         "sglang 0.5.16: python/sglang/srt/speculative/eagle_worker_v2.py:1044-1048 (the target's context)",
         "sglang 0.5.17: python/sglang/srt/configs/model_config.py:553-557 (server_args.context_length, none passed)",
         "sglang 0.5.18: python/sglang/srt/speculative/eagle_worker_v2.py:179",
+        "sglang 0.5.16: python/sglang/srt/speculative/frozen_kv_mtp_worker_v2.py:677-678 (the target's context)",
+        "sglang 0.5.17: python/sglang/srt/speculative/frozen_kv_mtp_worker_v2.py (no context_length passed)",
+        "sglang 0.5.18: python/sglang/srt/speculative/frozen_kv_mtp_worker_v2.py:149",
     ),
     log_signatures=(
         r"context_length \(\d+\) is greater than the derived context_length",

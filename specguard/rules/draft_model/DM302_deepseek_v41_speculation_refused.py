@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
+from specguard.rules.spec_params._ragged_verify import RAGGED
 from specguard.rules.spec_params._shared import int_flag
 from specguard.sglang_facts.changes import DSV41_DSPARK_PD_NIXL_AND_PREFILL_CP
 
@@ -22,7 +23,6 @@ from specguard.sglang_facts.changes import DSV41_DSPARK_PD_NIXL_AND_PREFILL_CP
 # model hook runs validate_deepseek_v41_features).
 V41_MODEL_TYPE = "deepseek_v41"
 V41_ARCHITECTURES = frozenset({"DeepseekV4ForCausalLM", "DeepseekV41ForCausalLM"})
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 NON_STATIC_MODES = ("cap-accept", "compact")
 TRANSFER = "--disaggregation-transfer-backend"
 MODE = "--disaggregation-mode"

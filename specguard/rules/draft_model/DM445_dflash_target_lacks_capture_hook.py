@@ -14,7 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
 )
 from specguard.rules.examples import QWEN3_8B_DFLASH
-from specguard.sglang_facts.changes import Change
+from specguard.sglang_facts.changes import DSPARK_PARAMS, Change
 
 # The registered target classes (EntryClass names under sglang/srt/models/) whose class or a base defines
 # set_dflash_layers_to_capture, by the first release that has it; read in every wheel from 0.5.11 to 0.5.23 (each
@@ -149,6 +149,30 @@ _HOOK_RELEASES: tuple[tuple[Change, tuple[str, ...]], ...] = (
 DFLASH_CAPTURE_HOOK: dict[str, Change] = {
     name: change for change, names in _HOOK_RELEASES for name in names
 }
+# The registered target classes whose class or a base defines set_dspark_layers_to_capture, which DSPARK calls in
+# place of the DFLASH hook (0.5.16 model_runner_components/attention_backend_setup.py:55-58), read the same way in
+# every wheel from 0.5.16 (the first with DSPARK) to 0.5.23.
+_DSPARK_HOOK_RELEASES: tuple[tuple[Change, tuple[str, ...]], ...] = (
+    (
+        Change("0.5.16", "0.5.16 models/deepseek_v4.py:2449"),
+        ("DeepseekV4ForCausalLM", "DeepseekV4ForCausalLMNextN"),
+    ),
+    (
+        Change("0.5.17", "0.5.17 models/kimi_k3.py, kimi_linear.py"),
+        ("KimiK3ForConditionalGeneration", "KimiLinearForCausalLM"),
+    ),
+    (
+        Change("0.5.19", "0.5.19 models/bailing_moe_v3.py, kimi_k3.py"),
+        ("BailingMoeV3ForCausalLM", "KimiK3LinearForCausalLM"),
+    ),
+    (
+        Change("0.5.23", "0.5.23 models/minimax_m3_vl.py"),
+        ("MiniMaxM3SparseForConditionalGeneration",),
+    ),
+)
+DSPARK_CAPTURE_HOOK: dict[str, Change] = {
+    name: change for change, names in _DSPARK_HOOK_RELEASES for name in names
+}
 # Classes whose answer depends on more than their bases (a __getattr__ forwarding to a per-version inner model, or a
 # base outside sglang/srt/models/): never judged.
 UNDECIDED = frozenset(
@@ -169,13 +193,27 @@ UNDECIDED = frozenset(
 # for DFLASH/DSPARK."
 
 
+def _first_hook(arch: str, algorithm: str) -> Change | None:
+    """The first release whose class ``arch`` has a hook ``algorithm`` accepts: DFLASH only its own, DSPARK either."""
+    hooks = [DFLASH_CAPTURE_HOOK.get(arch)]
+    if algorithm == "DSPARK":
+        hooks.append(DSPARK_CAPTURE_HOOK.get(arch))
+    return min(
+        (hook for hook in hooks if hook is not None),
+        key=lambda hook: hook.release,
+        default=None,
+    )
+
+
 def check(ctx: CheckContext) -> Iterator[Finding]:
     from specguard.versions import history  # the release history loads only here
 
     target = ctx.target
     impl = ctx.spec.item("--model-impl")
     if (
-        ctx.algorithm != "DFLASH"
+        not (ctx.algorithm == "DFLASH" or ctx.algorithm == "DSPARK")
+        # before 0.5.16 the server refuses the DSPARK choice itself, before any hook is looked up
+        or (ctx.algorithm == "DSPARK" and not DSPARK_PARAMS.present_in(ctx.version))
         or target is None
         or not (arch := target.architecture)
         or arch in UNDECIDED
@@ -186,7 +224,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         )
     ):
         return
-    hook = DFLASH_CAPTURE_HOOK.get(arch)
+    hook = _first_hook(arch, ctx.algorithm)
     if hook is not None and hook.present_in(ctx.version):
         return
     data = history()
@@ -194,12 +232,15 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if index is None or index not in data.architecture_releases(arch):
         return  # a class this release does not register: VB012's, or the Transformers fallback's
     later = f"; SGLang {hook.first_release} adds it" if hook is not None else ""
+    lacks = "has no set_dflash_layers_to_capture()"
+    if ctx.algorithm == "DSPARK":
+        lacks = "has neither set_dspark_layers_to_capture() nor set_dflash_layers_to_capture()"
     yield RULE.finding(
-        f"SGLang {ctx.version}'s {arch} (the target's class) has no set_dflash_layers_to_capture(), which the DFLASH "
+        f"SGLang {ctx.version}'s {arch} (the target's class) {lacks}, which the {ctx.algorithm} "
         "target must have to hand its hidden states to the draft: the server fails with a ValueError ('Model "
         f"{arch} does not implement set_dflash_layers_to_capture' or '... implements neither "
         "set_dspark_layers_to_capture nor set_dflash_layers_to_capture') after the target's weights have loaded"
-        f"{later}. DFLASH cannot run on this target in this release",
+        f"{later}. {ctx.algorithm} cannot run on this target in this release",
         flags=("--speculative-algorithm",),
     )
 
@@ -210,7 +251,8 @@ RULE = Rule(
     code="DM445",
     category=Category.START,
     name="dflash-target-lacks-capture-hook",
-    summary="DFLASH on a target whose SGLang class has no set_dflash_layers_to_capture fails after loading (0.5.11+)",
+    summary="DFLASH on a target whose SGLang class has no set_dflash_layers_to_capture (DSPARK: nor "
+    "set_dspark_layers_to_capture) fails after loading (0.5.11+)",
     severity=Severity.ERROR,
     fix_availability=FixAvailability.NEVER,
     docs=RuleDocs(
@@ -218,7 +260,10 @@ RULE = Rule(
         "registers, neither it nor a base of it defining `set_dflash_layers_to_capture` in that release (0.5.11: "
         "Llama and its subclasses, Qwen3/Qwen3-MoE/Qwen3-Next/Qwen3.5/Qwen3-VL, gpt-oss, DeepSeek-V2/V3, Kimi-K2.5; "
         "later releases add Gemma 4, Laguna, Nemotron-H, MiMo-V2 and others). Qwen2, Gemma 3, GLM-4 MoE or "
-        "MiniMax-M2 targets have none in any release up to 0.5.23.",
+        "MiniMax-M2 targets have none in any release up to 0.5.23, nor has MiniMax-M3's text class "
+        "`MiniMaxM3SparseForCausalLM` (0.5.16-0.5.23). Likewise `--speculative-algorithm DSPARK` (0.5.16+) with a "
+        "target class that has neither that method nor `set_dspark_layers_to_capture` (DeepSeek-V4 from 0.5.16, "
+        "Kimi-K3 and Kimi-Linear from 0.5.17, Bailing-MoE-V3 from 0.5.19, MiniMax-M3 VL from 0.5.23).",
         why="The target runner captures the hidden states the DFLASH draft reads through the model's "
         "`set_dflash_layers_to_capture`, and raises `ValueError: Model X does not implement "
         "set_dflash_layers_to_capture, which is required for DFLASH.` when the class has none (0.5.11 "
@@ -226,7 +271,9 @@ RULE = Rule(
         "`configure_aux_hidden_state_capture`, which raises `Model X implements neither set_dspark_layers_to_capture "
         "nor set_dflash_layers_to_capture, one of which is required for DFLASH/DSPARK.` (0.5.16 "
         "`model_executor/model_runner_components/attention_backend_setup.py:39-64`, 0.5.23 :40-72). Both run after "
-        "the target's weights have loaded. Which classes have the method was read in every wheel from 0.5.11 to "
+        "the target's weights have loaded. DSPARK calls `set_dspark_layers_to_capture` when the class has it and "
+        "`set_dflash_layers_to_capture` otherwise (0.5.16 attention_backend_setup.py:55-65; 0.5.23 :62-72); DFLASH "
+        "never takes the DSPARK hook. Which classes have the method was read in every wheel from 0.5.11 to "
         "0.5.23 (the `EntryClass` names under `sglang/srt/models/`, with their bases), and the class registry from "
         "`specguard/data/sglang-history.json`; classes that forward attributes to an inner model are not judged, "
         "nor is `--model-impl` other than auto/sglang.",
@@ -258,6 +305,8 @@ RULE = Rule(
         "sglang 0.5.16: python/sglang/srt/model_executor/model_runner_components/attention_backend_setup.py:39-64",
         "sglang 0.5.23: python/sglang/srt/model_executor/model_runner_components/attention_backend_setup.py:40-72",
         "sglang 0.5.23: python/sglang/srt/models/qwen2.py, gemma3_causal.py, glm4_moe.py, minimax_m2.py (no set_dflash_layers_to_capture)",
+        "sglang 0.5.16: python/sglang/srt/models/minimax_m3.py:1418-1507 (EAGLE hooks, no DFLASH/DSPARK hook; 0.5.23 :1972-2274 the same)",
+        "sglang 0.5.16: python/sglang/srt/models/deepseek_v4.py:2449 (set_dspark_layers_to_capture only)",
     ),
     sglang_versions=">=0.5.11",
     log_signatures=(

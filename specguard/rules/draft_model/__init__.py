@@ -143,6 +143,17 @@ from specguard.rules.draft_model import (
 from specguard.rules.draft_model import (
     DM542_dflash_draft_rope_dim_ignored as DM542,
 )
+from specguard.rules.draft_model import DM554_llama4_eagle3_head_mlp_width as DM554
+from specguard.rules.draft_model import DM565_hyv3_mtp_head_norm_not_loaded as DM565
+from specguard.rules.draft_model import DM567_runai_draft_path_not_fetched as DM567
+from specguard.rules.draft_model import (
+    DM569_qwen35_mtp_fused_shared_expert_not_loaded as DM569,
+)
+from specguard.rules.draft_model import DM601_dflash_draft_options_refused as DM601
+from specguard.rules.draft_model import DM620_kimi_eagle3_mla_fp8_kv_b_proj as DM620
+from specguard.rules.draft_model import (
+    DM645_iquest_q1_mtp_draft_foreign_tensor_names as DM645,
+)
 
 RULES = (
     DM001.RULE,
@@ -215,4 +226,11 @@ RULES = (
     DM451.RULE,
     DM464.RULE,
     DM542.RULE,
+    DM554.RULE,
+    DM565.RULE,
+    DM567.RULE,
+    DM569.RULE,
+    DM620.RULE,
+    DM601.RULE,
+    DM645.RULE,
 )

@@ -16,7 +16,7 @@ MULTI_LAYER = "--enable-multi-layer-eagle"
 GLM_DSA = "GlmMoeDsaForCausalLM"
 
 
-def _refusal(ctx: CheckContext) -> str | None:
+def unified_gate_refusal(ctx: CheckContext) -> str | None:
     """Why the 0.5.23 gate refuses this launch; None when it passes or when a config fact it needs is unknown.
 
     The gate's first run precedes handle_speculative_decoding (pipeline.py:284 vs :306), so it sees the
@@ -48,7 +48,7 @@ def _refusal(ctx: CheckContext) -> str | None:
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if ctx.algorithm is None or not ctx.spec.has(SHARDING):
         return
-    reason = _refusal(ctx)
+    reason = unified_gate_refusal(ctx)
     if reason is None:
         return
     yield RULE.finding(

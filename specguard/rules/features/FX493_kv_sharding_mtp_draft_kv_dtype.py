@@ -23,7 +23,7 @@ from specguard.rules.features.FX186_kv_cache_sharding_speculation_outside_glm_ds
     GLM_DSA,
 )
 from specguard.rules.features.FX186_kv_cache_sharding_speculation_outside_glm_dsa_mtp import (
-    _refusal as sharding_gate_refusal,
+    unified_gate_refusal as sharding_gate_refusal,
 )
 
 DRAFT_KV = "--speculative-draft-kv-cache-dtype"

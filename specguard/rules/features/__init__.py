@@ -78,6 +78,26 @@ from specguard.rules.features import (
 from specguard.rules.features import (
     FX541_hisparse_pd_decode_draft_pool_non_mooncake as FX541,
 )
+from specguard.rules.features import (
+    FX562_ple_offload_embedding_unsupported_target as FX562,
+)
+from specguard.rules.features import (
+    FX563_two_batch_overlap_hyv4_shared_indexer as FX563,
+)
+from specguard.rules.features import (
+    FX566_npu_dsv4_pd_draft_state_not_transferred as FX566,
+)
+from specguard.rules.features import (
+    FX583_draft_cutedsl_deepep_flashinfer_autotune as FX583,
+)
+from specguard.rules.features import (
+    FX610_hicache_mxfp8_host_pool_packed_mtp_draft as FX610,
+)
+from specguard.rules.features import FX611_hicache_tensorcast_packed_mtp_draft as FX611
+from specguard.rules.features import (
+    FX612_external_linker_mla_mamba_packed_mtp_draft as FX612,
+)
+from specguard.rules.features import FX613_hicache_swa_draft_pool_not_backed as FX613
 
 RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE, FX087.RULE,
          FX088.RULE, FX089.RULE, FX090.RULE, FX091.RULE, FX092.RULE,
@@ -98,4 +118,12 @@ RULES = (FX080.RULE, FX081.RULE, FX082.RULE, FX083.RULE, FX085.RULE, FX086.RULE,
          FX510.RULE,
          FX523.RULE,
          FX531.RULE,
-         FX541.RULE)
+         FX541.RULE,
+         FX610.RULE,
+         FX611.RULE,
+         FX612.RULE,
+         FX613.RULE,
+         FX562.RULE,
+         FX563.RULE,
+         FX566.RULE,
+         FX583.RULE)

@@ -40,6 +40,28 @@ from specguard.rules.hybrid import (
 )
 from specguard.rules.hybrid import HY480_replayssm_spec_tree_draft as HY480
 from specguard.rules.hybrid import HY481_replayssm_spec_ring_too_short as HY481
+from specguard.rules.hybrid import (
+    HY557_speculation_turns_off_model_cache_features as HY557,
+)
+from specguard.rules.hybrid import HY560_replayssm_spec_flag_conflicts as HY560
+from specguard.rules.hybrid import (
+    HY564_kda_verify_intermediate_states_not_written as HY564,
+)
+from specguard.rules.hybrid import (
+    HY568_linear_flashinfer_verify_sm100_ssm_dtype as HY568,
+)
+from specguard.rules.hybrid import (
+    HY590_adaptive_state_overflows_mamba_verify_cache as HY590,
+)
+from specguard.rules.hybrid import (
+    HY614_mamba_lazy_buffer_pd_prefill_refused as HY614,
+)
+from specguard.rules.hybrid import (
+    HY615_mamba_track_skipped_in_spec_prefill_graph as HY615,
+)
+from specguard.rules.hybrid import (
+    HY633_dspark_inkling_conv_commit_without_slots as HY633,
+)
 
 RULES = (HY020.RULE, HY021.RULE, HY022.RULE, HY023.RULE, HY024.RULE, HY110.RULE, HY140.RULE, HY200.RULE, HY300.RULE, HY310.RULE, HY311.RULE, HY312.RULE, HY313.RULE, HY314.RULE, HY315.RULE, HY316.RULE,
          HY293.RULE, HY294.RULE, HY360.RULE, HY364.RULE,
@@ -50,4 +72,12 @@ RULES = (HY020.RULE, HY021.RULE, HY022.RULE, HY023.RULE, HY024.RULE, HY110.RULE,
          HY350.RULE,
          HY434.RULE,
          HY446.RULE,
-         HY455.RULE)
+         HY455.RULE,
+         HY557.RULE,
+         HY560.RULE,
+         HY568.RULE,
+         HY564.RULE,
+         HY590.RULE,
+         HY614.RULE,
+         HY615.RULE,
+         HY633.RULE)

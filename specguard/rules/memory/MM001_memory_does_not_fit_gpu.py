@@ -9,6 +9,7 @@ from specguard.memory.estimate import GIB, estimate_for
 from specguard.models import Applicability, Category, Finding, Fix, Severity
 from specguard.rules.base import CheckContext, Example, Rule, RuleDocs
 from specguard.rules.examples import LLAMA31_8B_EAGLE3
+from specguard.sglang_facts.changes import DRAFT_IN_STATIC_BUDGET
 
 
 def _gib(value: int) -> str:
@@ -20,21 +21,28 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if budget is None or budget.fits:
         return
     fraction_flag = ctx.flag("--mem-fraction-static")
-    weights = budget.target_weights.bytes + budget.draft_weights.bytes
+    outside = budget.draft_outside_static.bytes  # before 0.5.14: the draft loads after the pool is sized
+    weights = budget.target_weights.bytes + (0 if outside else budget.draft_weights.bytes)
     if not budget.weights_fit:
         message = (
             f"on a {budget.gpu} (tp {budget.tp_size}) the weights take {_gib(weights)} per GPU (target "
-            f"{_gib(budget.target_weights.bytes)}, draft {_gib(budget.draft_weights.bytes)}) but {fraction_flag} "
-            f"{budget.mem_fraction_static} gives weights + KV only {_gib(budget.static_budget.bytes)}: SGLang raises "
-            "'Loaded weights leave no GPU memory for the KV cache' after loading them"
+            f"{_gib(budget.target_weights.bytes)}, draft {_gib(0 if outside else budget.draft_weights.bytes)}) but "
+            f"{fraction_flag} {budget.mem_fraction_static} gives weights + KV only {_gib(budget.static_budget.bytes)}: "
+            + (
+                "SGLang raises 'Loaded weights leave no GPU memory for the KV cache' after loading them"
+                if DRAFT_IN_STATIC_BUDGET.present_in(ctx.version)  # the same 0.5.14 change added this check
+                else "SGLang raises 'Not enough memory. Please try to increase --mem-fraction-static' when it sizes the KV pool"
+            )
         )
     else:
-        need = budget.tree.bytes + budget.graphs.bytes + budget.activations.bytes
+        need = budget.tree.bytes + budget.graphs.bytes + budget.activations.bytes + outside
+        draft = f", the draft's weights and KV pool, loaded after the pool is sized ({_gib(outside)})," if outside else ""
         message = (
             f"on a {budget.gpu} {fraction_flag} {budget.mem_fraction_static} leaves {_gib(budget.headroom.bytes)} "
-            f"outside the KV pool but the draft tree ({_gib(budget.tree.bytes)}), CUDA graphs and their kv_indices "
+            f"outside the KV pool but the draft tree ({_gib(budget.tree.bytes)}){draft} CUDA graphs and their kv_indices "
             f"buffers ({_gib(budget.graphs.bytes)}) and activations ({_gib(budget.activations.bytes)}) need about "
-            f"{_gib(need)}: expect an out-of-memory during CUDA graph capture or the first full batch"
+            f"{_gib(need)}: expect an out-of-memory {'while loading the draft, ' if outside else ''}during CUDA graph "
+            "capture or the first full batch"
         )
     # Only weights beyond the static budget call for a higher fraction (SGLang's own message asks
     # for it); short headroom is the OOM recipe's case, whose first step lowers the fraction.
@@ -63,7 +71,8 @@ RULE = Rule(
         "batch (float32 verify logits `draft tokens x vocab`, draft logits `topk x draft vocab`), the CUDA "
         "graphs' int32 `kv_indices` buffers (target verify `max_bs x draft tokens x context`, draft decode "
         "`steps x max_bs x topk x context`) with 2 MiB per graph batch size for the target and the draft, and "
-        "one prefill chunk's activations. Fires when the weights exceed the static budget, or the headroom "
+        "one prefill chunk's activations; before SGLang 0.5.14 the EAGLE/STANDALONE draft's weights and KV pool also "
+        "come out of that headroom, and the default fraction keeps back the draft reserve of its release. Fires when the weights exceed the static budget, or the headroom "
         "is smaller than that need. Quiet when the GPU's memory or the target's shape is unknown.",
         why="SGLang measures the free memory before loading, loads target and draft, and sizes the KV pool "
         "from what is left of `free x mem_fraction_static` (`kv_cache_configurator.py` "
@@ -110,6 +119,10 @@ RULE = Rule(
         "seed: sglang-speculative-decoding.md (OOM Troubleshooting: Step 1 'Lower static memory fraction'; Quick OOM recovery recipe)",
         "https://docs.sglang.io/advanced_features/hyperparameter_tuning.html (out of memory: reduce --mem-fraction-static)",
         "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:3050-3057 ('Raise --mem-fraction-static above')",
+        "sglang 0.5.13: python/sglang/srt/model_executor/pool_configurator.py:51-56 ('Not enough memory'), 107-125 (cell: DFLASH draft only)",
+        "sglang 0.5.13: python/sglang/srt/model_executor/model_runner.py:784 (the pool sized before the draft loads)",
+        "sglang 0.5.13: python/sglang/srt/server_args.py:1628-1634 (default fraction: 4 GiB draft reserve, STANDALONE 6 GiB)",
+        "sglang 0.5.14: python/sglang/srt/managers/scheduler.py:858-868; model_executor/pool_configurator.py:129-145 (draft in the static budget)",
         "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3060 (_profile_available_bytes)",
         "sglang 0.5.23: python/sglang/srt/model_executor/pool_configurator.py:218-410 (cell size, draft layers)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/memory_hook.py:60-330 (graph max_bs and mem_fraction_static defaults)",
@@ -117,4 +130,5 @@ RULE = Rule(
         "sglang 0.5.23: python/sglang/srt/speculative/spec_utils.py:296-309 (draft kv_indices width, PR 27338)",
         "https://github.com/sgl-project/sglang/pull/27338",
     ),
+    log_signatures=(r"Loaded weights leave no GPU memory for the KV cache",),
 )

@@ -29,7 +29,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         need = f"one request at the full {context:,}-token context"
     message = (
         f"on a {budget.gpu} the KV pool holds {tokens:,} tokens ({budget.kv_pool.bytes / GIB:.1f} GiB at "
-        f"{budget.kv_bytes_per_token_target + budget.kv_bytes_per_token_draft:,} B/token), fewer than the "
+        f"{budget.kv_pool_bytes_per_token:,} B/token), fewer than the "
         f"{budget.tokens_needed:,} that {need} take: requests queue, and prompts longer than the pool are rejected"
     )
     # A larger pool is the tuning guide's reason to raise the fraction, within the headroom; no
@@ -68,7 +68,8 @@ RULE = Rule(
         "served context (`--context-length` or the target's max_position_embeddings). KV bytes per token follow "
         "SGLang 0.5.23's cell size: `kv_heads/tp x 2 x head_dim x layers x kv dtype` (MHA/GQA), "
         "`(kv_lora_rank + qk_rope_head_dim) x layers x kv dtype` (MLA, not split by tp), plus the draft's "
-        "layers sized like the target's; `--kv-cache-dtype fp8_*` is 1 byte, auto the model dtype.",
+        "layers sized like the target's (from SGLang 0.5.14; before, the target's layers alone, the draft's pool "
+        "being allocated outside the static budget); `--kv-cache-dtype fp8_*` is 1 byte, auto the model dtype.",
         why="SGLang does not refuse a small pool: it starts, queues requests the pool cannot hold, and "
         "rejects prompts longer than the pool. A speculative launch pays for the draft's weights and KV layers "
         "from the same budget, and the recipe's low `--mem-fraction-static` shrinks the pool further.",
@@ -91,6 +92,8 @@ RULE = Rule(
         "https://docs.sglang.io/advanced_features/hyperparameter_tuning.html (Tune --mem-fraction-static to increase KV cache pool capacity)",
         "seed: sglang-speculative-decoding.md (OOM Troubleshooting, Step 4)",
         "sglang 0.5.23: python/sglang/srt/model_executor/pool_configurator.py:340-535 (_compute_cell_size)",
+        "sglang 0.5.13: python/sglang/srt/model_executor/pool_configurator.py:107-125 (draft layers in the cell for DFLASH only)",
+        "sglang 0.5.14: python/sglang/srt/model_executor/pool_configurator.py:129-145 (EAGLE/STANDALONE draft layers in the cell)",
         "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:3412-3423 (calculate_mla_kv_cache_dim)",
         "sglang 0.5.23: python/sglang/srt/mem_cache/kv_cache_configurator.py:2990-3060 (_profile_available_bytes)",
     ),

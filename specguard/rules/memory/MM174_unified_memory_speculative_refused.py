@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from packaging.version import Version
-
 from specguard.models import Applicability, Category, Edit, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
@@ -18,30 +16,19 @@ from specguard.rules.base import (
     set_flags,
 )
 from specguard.rules.examples import LLAMA31_8B_EAGLE3
-from specguard.sglang_facts.algorithms import (
-    EAGLE_WORKER_ALGORITHMS,
-    UNIFIED_MEMORY_ALGORITHMS,
+from specguard.rules.memory._unified_memory import (
+    TREE_CAPABLE,
+    UNIFIED,
+    allowed_algorithms,
 )
-from specguard.sglang_facts.changes import (
-    UNIFIED_MEMORY_DSPARK,
-    UNIFIED_MEMORY_EAGLE_DFLASH,
-    Change,
-    as_of,
-)
+from specguard.sglang_facts.changes import Change
 
-UNIFIED = "--enable-unified-memory"
 TRANSFER = "--disaggregation-transfer-backend"
 
-# The algorithms the unified pool takes, newest first (the flag is new in 0.5.15, which took none).
-ALGORITHMS: tuple[tuple[Change, tuple[str, ...]], ...] = (
-    (UNIFIED_MEMORY_EAGLE_DFLASH, UNIFIED_MEMORY_ALGORITHMS),
-    (UNIFIED_MEMORY_DSPARK, ("DSPARK",)),
-)
 # 0.5.22 refuses a draft tree for every algorithm (kv_cache_hook.py:598-604); DFLASH and DSPARK force topk 1
 # in their handlers, which run first (arg_groups/pipeline.py:294 before :326), so only the EAGLE family can
 # still have one. 0.5.18-0.5.21 asked it of DSPARK only, whose handler had already set 1.
 CHAIN_ONLY = Change("0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:598-604")
-TREE_CAPABLE = frozenset(UNIFIED_MEMORY_ALGORITHMS) & EAGLE_WORKER_ALGORITHMS
 # A fused EAGLE/EAGLE3 draft has no device pool of its own to back up to host on a PD decode server.
 EAGLE_HOST_POOL_BACKUP_REFUSED = Change(
     "0.5.22", "0.5.22 arg_groups/kv_cache_hook.py:662-670"
@@ -53,10 +40,6 @@ HICACHE = "--enable-hierarchical-cache"
 # PD disaggregation with speculation over the (default) Mooncake transfer backend (0.5.21 kv_cache_hook.py:496-502).
 PD_MOONCAKE_REFUSED = Change("0.5.21", "0.5.21 arg_groups/kv_cache_hook.py:496-502")
 DEFAULT_TRANSFER = "mooncake"
-
-
-def allowed_algorithms(version: Version) -> tuple[str, ...]:
-    return as_of(ALGORITHMS, version, before=())
 
 
 def _drop_unified() -> Edit:

@@ -15,7 +15,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
-from specguard.rules.memory.MM174_unified_memory_speculative_refused import (
+from specguard.rules.memory._unified_memory import (
     TREE_CAPABLE,
     UNIFIED,
     allowed_algorithms,

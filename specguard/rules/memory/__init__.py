@@ -25,6 +25,9 @@ from specguard.rules.memory import MM492_unified_memory_draft_cannot_fuse as MM4
 from specguard.rules.memory import (
     MM511_cutedsl_a2a_verify_graph_token_budget as MM511,
 )
+from specguard.rules.memory import (
+    MM602_dflash_full_prefill_graph_keeps_padded_rows as MM602,
+)
 
 RULES = (
     MM001.RULE,
@@ -40,4 +43,5 @@ RULES = (
     MM491.RULE,
     MM492.RULE,
     MM511.RULE,
+    MM602.RULE,
 )

@@ -16,6 +16,7 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import LLAMA31_8B
+from specguard.rules.spec_params._ragged_verify import RAGGED, unset_ragged
 from specguard.sglang_facts.algorithms import LORA_ALGORITHMS
 from specguard.sglang_facts.changes import LORA_WITH_EAGLE_DFLASH, LORA_WITH_NGRAM
 
@@ -25,7 +26,6 @@ from specguard.sglang_facts.changes import LORA_WITH_EAGLE_DFLASH, LORA_WITH_NGR
 # From then to 0.5.18 LoRA allowed only NGRAM (0.5.18 server_args.py:9371-9373); 0.5.19 added the EAGLE
 # family, DFLASH and DSPARK (arg_groups/lora_hook.py:170-190), without adaptive (0.5.23 lora_hook.py:238-300).
 LORA_FLAGS = ("--enable-lora", "--lora-paths")
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 PLAN_STREAM = "SGLANG_ENABLE_OVERLAP_PLAN_STREAM"
 TRTLLM_RUNNER = "experimental_sgl_trtllm"
 # The target's runner, and the draft's (which inherits the target's when unset).
@@ -78,7 +78,7 @@ def _unsupported_with_speculative_lora(ctx: CheckContext) -> Iterator[Finding]:
             f"uniform-width segment layout, so SGLang raises a ValueError at argument time. Unset {RAGGED} (static is "
             "the default)",
             flags=("--speculative-algorithm",),
-            fix=fix_of(f"unset {RAGGED}", Applicability.UNSAFE, Edit(target="env", name=RAGGED, value=None)),
+            fix=unset_ragged(),
         )
     runners = tuple(f for f in MOE_RUNNER_FLAGS if ctx.spec.last_value(f) == TRTLLM_RUNNER)
     if runners:

@@ -17,6 +17,7 @@ from specguard.rules.base import (
     fix_of,
     set_flags,
 )
+from specguard.rules.spec_params._ragged_verify import RAGGED, unset_ragged
 from specguard.rules.spec_params._shared import (
     attn_dp_enabled,
     attn_dp_flags,
@@ -27,7 +28,6 @@ from specguard.sglang_facts.changes import ATTN_DP_SIZE_FLAG, Change, as_of
 
 A2A = "--moe-a2a-backend"
 SPEC_A2A = "--speculative-moe-a2a-backend"
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 COORDINATION = "SGLANG_ENABLE_DP_SPEC_PREFILL_COORDINATION"
 
 # 0.5.18 skips the DP checks when --enable-dp-attention comes with --dp-size 1 (a degenerate flag under
@@ -119,11 +119,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"DSPARK with attention DP and {why} requires {RAGGED}=static, not {mode!r}: SGLang raises at "
             "argument time",
             flags=(A2A,) if moe_a2a else (),
-            fix=fix_of(
-                f"unset {RAGGED} (static is the default)",
-                Applicability.UNSAFE,
-                Edit(target="env", name=RAGGED, value=None),
-            ),
+            fix=unset_ragged(),
         )
     cp = int_flag(ctx, "--attn-cp-size")
     if cp is not None and cp > 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -12,14 +12,13 @@ from specguard.rules.base import (
     FixAvailability,
     Rule,
     RuleDocs,
-    fix_of,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
+from specguard.rules.spec_params._ragged_verify import RAGGED, unset_ragged
 from specguard.rules.spec_params._shared import attn_dp_enabled, attn_dp_flags
 from specguard.sglang_facts.architectures import DSV4_ARCHITECTURES
 from specguard.sglang_facts.changes import DSPARK_PD_PREFILL_NO_DECODE_GRAPHS, Change
 
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 DECODE_BACKEND = "--cuda-graph-backend-decode"
 # 0.5.16-0.5.18 test --disable-cuda-graph alone; from 0.5.19 the resolved decode graph backend, which
 # --disable-decode-cuda-graph also turns off (arg_groups/cuda_graph_hook.py:69-70).
@@ -76,11 +75,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         "DP does not yet support cuda graph' when the DSPARK worker starts, after the target weights load. Use "
         f"{RAGGED}=static (the default) or {ctx.flag('--disable-cuda-graph')}",
         flags=("--speculative-algorithm", *attn_dp_flags(ctx)),
-        fix=fix_of(
-            f"unset {RAGGED} (static is the default)",
-            Applicability.UNSAFE,
-            Edit(target="env", name=RAGGED, value=None),
-        ),
+        fix=unset_ragged(),
     )
 
 

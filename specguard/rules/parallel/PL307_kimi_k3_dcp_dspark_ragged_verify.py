@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -12,12 +12,11 @@ from specguard.rules.base import (
     FixAvailability,
     Rule,
     RuleDocs,
-    fix_of,
 )
+from specguard.rules.spec_params._ragged_verify import RAGGED, unset_ragged
 from specguard.rules.spec_params._shared import int_flag
 
 KIMI_K3 = "KimiK3ForConditionalGeneration"
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 # read_ragged_verify_mode's non-static modes; any other value is refused earlier for every algorithm (SP175).
 NON_STATIC_MODES = ("cap-accept", "compact")
 DCP = "--dcp-size"
@@ -39,11 +38,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f"'Kimi-K3 DCP + DSPARK currently requires SGLANG_RAGGED_VERIFY_MODE=static; compact/cap-accept are not "
         f"validated under DCP' at argument time. Unset {RAGGED} (static is the default)",
         flags=(DCP,),
-        fix=fix_of(
-            f"unset {RAGGED} (static is the default)",
-            Applicability.UNSAFE,
-            Edit(target="env", name=RAGGED, value=None),
-        ),
+        fix=unset_ragged(),
     )
 
 

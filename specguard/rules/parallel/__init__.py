@@ -73,6 +73,9 @@ from specguard.rules.parallel import (
 from specguard.rules.parallel import (
     PL502_eagle3_draft_on_full_tp_group_under_dp_attention as PL502,
 )
+from specguard.rules.parallel import (
+    PL631_dspark_dsv4_compact_verify_context_parallel as PL631,
+)
 
 RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE, PL007.RULE, PL008.RULE, PL009.RULE, PL060.RULE, PL061.RULE, PL062.RULE, PL063.RULE, PL064.RULE, PL090.RULE, PL091.RULE, PL140.RULE,
          PL172.RULE,
@@ -93,4 +96,5 @@ RULES = (PL001.RULE, PL002.RULE, PL003.RULE, PL004.RULE, PL005.RULE, PL006.RULE,
          PL443.RULE,
          PL484.RULE,
          PL489.RULE,
-         PL502.RULE)
+         PL502.RULE,
+         PL631.RULE)

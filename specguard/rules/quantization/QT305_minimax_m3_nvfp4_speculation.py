@@ -13,6 +13,7 @@ from specguard.rules.base import (
     Rule,
     RuleDocs,
 )
+from specguard.rules.spec_params._ragged_verify import RAGGED
 from specguard.sglang_facts.algorithms import MINIMAX_M3_NVFP4_ALGORITHMS
 
 NVFP4 = "minimax_m3_nvfp4"
@@ -23,7 +24,6 @@ MINIMAX_M3_ARCHITECTURES = frozenset(
 VL_ARCHITECTURE = "MiniMaxM3SparseForConditionalGeneration"
 # get_platform().is_blackwell: CUDA compute capability 10.x, 11.x or 12.x (0.5.23 utils/common.py:297-303).
 BLACKWELL_MAJORS = (10, 11, 12)
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 
 
 def _resolved_quantization(ctx: CheckContext) -> str | None:

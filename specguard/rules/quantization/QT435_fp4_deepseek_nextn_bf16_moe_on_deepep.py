@@ -18,7 +18,7 @@ TARGET_ARCHITECTURE = "DeepseekV3ForCausalLM"
 NEXTN_ARCHITECTURE = "DeepseekV3ForCausalLMNextN"
 
 
-def _drafts_with_nextn(ctx: CheckContext) -> bool:
+def drafts_with_nextn(ctx: CheckContext) -> bool:
     """The draft is DeepSeek's NextN layer: SGLang fills an unset draft path with the target's
     (0.5.3.post3 server_args.py:1218-1231), or the path names the target or an exported NextN."""
     path = ctx.spec.get("speculative_draft_model_path")
@@ -42,7 +42,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         or ctx.spec.last_value("--moe-a2a-backend") != "deepep"
     ):
         return
-    if not _drafts_with_nextn(ctx):
+    if not drafts_with_nextn(ctx):
         return
     if (
         ctx.spec.last_value("--deepep-mode") != "low_latency"

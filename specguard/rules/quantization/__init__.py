@@ -25,6 +25,16 @@ from specguard.rules.quantization import (
 from specguard.rules.quantization import (
     QT501_cutlass_moe_env_without_fp8_quantization as QT501,
 )
+from specguard.rules.quantization import QT556_fp4_deepseek_nextn_built_fp4 as QT556
+from specguard.rules.quantization import (
+    QT561_qwen35_quark_partial_mtp_exclude_built_bf16 as QT561,
+)
+from specguard.rules.quantization import (
+    QT646_glm5_dsa_quark_bf16_mtp_built_quantized as QT646,
+)
+from specguard.rules.quantization import (
+    QT647_glm5_next_ignored_mtp_modules_built_quantized as QT647,
+)
 
 RULES = (
     QT040.RULE,
@@ -36,4 +46,8 @@ RULES = (
     QT462.RULE,
     QT465.RULE,
     QT501.RULE,
+    QT556.RULE,
+    QT561.RULE,
+    QT646.RULE,
+    QT647.RULE,
 )

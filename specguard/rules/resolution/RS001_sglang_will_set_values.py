@@ -21,6 +21,9 @@ _FIELD_FLAGS = {
     "enable_mixed_chunk": "--enable-mixed-chunk",
     "draft_attention_backend": "--speculative-draft-attention-backend",
     "page_size": "--page-size",
+    "fp8_gemm_runner_backend": "--fp8-gemm-backend",
+    "linear_attn_verify_backend": "--linear-attn-verify-backend",
+    "enable_symm_mem": "--enable-symm-mem",
 }
 
 
@@ -60,7 +63,9 @@ RULE = Rule(
         "values, DFLASH's block size and draft backend, DSPARK's one step, topk 1 and gamma + 1 draft tokens, "
         "max running requests reset to 48, the overlap scheduler and mixed chunked prefill switched off (or the "
         "overlap scheduler switched back on by SGLANG_ENABLE_SPEC_V2=1 before 0.5.11), the default attention backend for the GPU, the "
-        "decode CUDA-graph max batch size) and shows each with the step that sets it. The predictions are "
+        "decode CUDA-graph max batch size, and the model hooks' defaults: LongCat-Flash FP8's FP8 GEMM, the Kimi hybrid "
+        "and GLM-5-Next linear-attention verify backend, the Kimi DSPARK draft backend, symmetric memory dropped for Kimi "
+        "hybrids under CUDA graphs in 0.5.17-0.5.18) and shows each with the step that sets it. The predictions are "
         "checked against SGLang 0.5.23's own resolution by tests/parity/test_differential.py.",
         why="SGLang changes these silently or with a log line the user rarely reads, so the server runs "
         "with values nobody wrote: e.g. Llama targets get topk 4 (a tree) where a chain was expected, "
@@ -90,6 +95,16 @@ RULE = Rule(
         "sglang 0.5.13: python/sglang/srt/arg_groups/speculative_hook.py:240-243 (DFLASH overlap off; not in 0.5.14)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/model_override_base.py:277-351 (default attention backend)",
         "sglang 0.5.23: python/sglang/srt/arg_groups/memory_hook.py:84-188 (decode CUDA-graph max batch size)",
+        "sglang 0.5.15.post1: python/sglang/srt/arg_groups/overrides.py:1177-1246 (no LongCat-Flash FP8 GEMM default)",
+        "sglang 0.5.16: python/sglang/srt/arg_groups/overrides.py:1400-1410 (LongCat-Flash FP8 GEMM flashinfer_trtllm on SM100)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/overrides.py:832-842 (the same LongCat-Flash FP8 GEMM default)",
+        "sglang 0.5.16: python/sglang/srt/server_args.py:4366-4374 (the branch that runs that pass lists LongcatFlashForCausalLM, not its NextN class)",
+        "sglang 0.5.17: python/sglang/srt/arg_groups/kimi_k3_hook.py:12-41 (Kimi hybrid verify backend nv_cutedsl, DSPARK draft trtllm_mha on SM100)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/kimi_k3_hook.py:18-55 (the same Kimi hybrid defaults, from model_hook.py:239-249)",
+        "sglang 0.5.18: python/sglang/srt/arg_groups/kimi_k3_hook.py:44-84 (Kimi hybrid symm-mem off under CUDA graphs, from server_args.py:4442-4447)",
+        "sglang 0.5.19: python/sglang/srt/arg_groups/cuda_graph_hook.py:461-468 (symm-mem no longer turned off for Kimi hybrids)",
+        "sglang 0.5.22: python/sglang/srt/arg_groups/glm5_next_hook.py:18-37 (GLM-5-Next verify backend nv_cutedsl on SM100; absent from 0.5.21)",
+        "sglang 0.5.23: python/sglang/srt/arg_groups/glm5_next_hook.py:18-37 (the same GLM-5-Next default, from model_hook.py:251-256)",
         "seed: sglang-speculative-decoding.md (Full Parameter Reference)",
     ),
 )

@@ -18,7 +18,8 @@ from specguard.rules.sgl_jax import JX235_eagle3_draft_aux_layers_ignored as JX2
 from specguard.rules.sgl_jax import JX236_simulated_acceptance_in_serving as JX236
 from specguard.rules.sgl_jax import JX237_dflash_block_beyond_trained as JX237
 from specguard.rules.sgl_jax import JX238_aot_dispatch_dropped_with_speculation as JX238
+from specguard.rules.sgl_jax import JX239_draft_class_not_registered as JX239
 
 RULES = (JX001.RULE, JX002.RULE, JX003.RULE, JX004.RULE, JX005.RULE, JX006.RULE, JX007.RULE, JX008.RULE, JX080.RULE,
          JX230.RULE, JX231.RULE, JX232.RULE, JX233.RULE, JX234.RULE, JX235.RULE,
-         JX236.RULE, JX237.RULE, JX238.RULE)
+         JX236.RULE, JX237.RULE, JX238.RULE, JX239.RULE)

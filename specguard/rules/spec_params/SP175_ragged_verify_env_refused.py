@@ -15,11 +15,11 @@ from specguard.rules.base import (
     fix_of,
 )
 from specguard.rules.examples import DEEPSEEK_V4_FLASH_DSPARK
+from specguard.rules.spec_params._ragged_verify import RAGGED, unset_ragged
 from specguard.sglang_facts.changes import Change
 
 # SGLang says (0.5.16 speculative/dspark_components/dspark_planner.py:202-208):
 # "DSpark ragged-verify mode 'compact' requires SGLANG_PREP_IN_CUDA_GRAPH=1 (the captured-graph prepare path)."
-RAGGED = "SGLANG_RAGGED_VERIFY_MODE"
 PREP = "SGLANG_PREP_IN_CUDA_GRAPH"
 # speculative/ragged_verify.py:13-16 RaggedVerifyMode, compared as typed (an EnvStr, not lower-cased).
 MODES = ("static", "cap-accept", "compact")
@@ -46,11 +46,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"{RAGGED}={mode!r} is none of {', '.join(MODES)}: with any speculative algorithm SGLang reads it at "
             f"argument time and raises 'invalid {RAGGED}'",
             flags=("--speculative-algorithm",),
-            fix=fix_of(
-                f"unset {RAGGED} (static is the default)",
-                Applicability.UNSAFE,
-                _unset(RAGGED),
-            ),
+            fix=unset_ragged(),
         )
         return
     prep = ctx.spec.env_value(PREP)

@@ -67,6 +67,16 @@ from specguard.rules.spec_params import (
 from specguard.rules.spec_params import (
     SP532_adaptive_state_overflows_shared_logits_buffer as SP532,
 )
+from specguard.rules.spec_params import SP550_paged_tree_topk_reset_to_chain as SP550
+from specguard.rules.spec_params import (
+    SP551_multi_layer_eagle_v2_hidden_pool_short_row as SP551,
+)
+from specguard.rules.spec_params import (
+    SP558_paged_tree_reset_keeps_tree_draft_tokens as SP558,
+)
+from specguard.rules.spec_params import (
+    SP630_dspark_compact_verify_over_1024_requests as SP630,
+)
 
 RULES = (
     SP001.RULE, SP002.RULE, SP003.RULE, SP004.RULE, SP005.RULE, SP006.RULE,
@@ -87,4 +97,8 @@ RULES = (
     SP487.RULE,
     SP488.RULE,
     SP532.RULE,
+    SP550.RULE,
+    SP551.RULE,
+    SP558.RULE,
+    SP630.RULE,
 )

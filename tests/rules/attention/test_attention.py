@@ -46,6 +46,21 @@ def test_default_backend_prediction(gpu, version, argv, expected):
     assert default_backend(ctx) == expected
 
 
+DFLASH = ("--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "DFLASH",
+          "--speculative-draft-model-path", "z-lab/Qwen3-8B-DFlash-b16")
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    # DFLASH declares its topk 1 after the default backend is picked, so SM100 fell through to
+    # flashinfer until 0.5.23 counted it as topk 1 (model_override_base.py:268-274, :312-325).
+    [("0.5.22", "flashinfer"), ("0.5.23", "trtllm_mha")],
+)
+def test_dflash_default_backend_on_sm100(version, expected):
+    ctx = Example(argv=DFLASH, gpu="B200", sglang_version=version, target=LLAMA).context()
+    assert default_backend(ctx) == expected
+
+
 def test_cli_end_to_end_fa3_on_blackwell():
     llama = str(HF_CONFIGS / "meta-llama" / "Llama-3.1-8B-Instruct")
     code, doc = run_cli_json("check", "--offline", "--gpu", "B200", "--sglang-version", "0.5.23", "--",
