@@ -62,6 +62,13 @@ GLM52_FACTS = {"architectures": ("GlmMoeDsaForCausalLM",), "num_nextn_predict_la
 # DeepSeek-V3 as an MLA target: its architecture and its kv_lora_rank (deepseek-ai/DeepSeek-V3 config.json).
 DEEPSEEK_V3_MLA_FACTS = {"architectures": ("DeepseekV3ForCausalLM",), "kv_lora_rank": 512}
 
+# MiniMax-M3 (a MiniMax-M3 sparse target) over 8 devices with its EAGLE3 head as a chain of 3 steps.
+MINIMAX_M3_TP8_EAGLE3 = (
+    "--model-path", "MiniMaxAI/MiniMax-M3", "--tp", "8", "--speculative-algorithm", "EAGLE3",
+    "--speculative-draft-model-path", "Inferact/MiniMax-M3-EAGLE3", "--speculative-num-steps", "3",
+    "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+)
+
 # DeepSeek-V3 over 8 devices with a separate DSPARK draft checkpoint (a local path, as below).
 DEEPSEEK_V3_TP8_DSPARK = (
     "--model-path", "deepseek-ai/DeepSeek-V3", "--tp-size", "8", "--speculative-algorithm", "DSPARK",

@@ -14,6 +14,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import MINIMAX_M3_TP8_EAGLE3
 from specguard.sglang_facts.architectures import MINIMAX_M3_SPARSE_ARCHITECTURES
 from specguard.sglang_facts.changes import spec_v2_algorithms
 
@@ -51,22 +52,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-_M3_EAGLE3 = (
-    "--model-path",
-    "MiniMaxAI/MiniMax-M3",
-    "--tp",
-    "8",
-    "--speculative-algorithm",
-    "EAGLE3",
-    "--speculative-draft-model-path",
-    "Inferact/MiniMax-M3-EAGLE3",
-    "--speculative-num-steps",
-    "3",
-    "--speculative-eagle-topk",
-    "1",
-    "--speculative-num-draft-tokens",
-    "4",
-)
 
 RULE = Rule(
     dialects=SGLANG_DIALECTS,
@@ -97,14 +82,14 @@ RULE = Rule(
         fix_safety="Unsafe: without the plan stream the next batch's metadata is planned after the draft, not beside it (slower).",
     ),
     bad=Example(
-        argv=_M3_EAGLE3,
+        argv=MINIMAX_M3_TP8_EAGLE3,
         target={"architectures": ("MiniMaxM3SparseForCausalLM",)},
         env={PLAN_STREAM: "1"},
         gpu="H200",
         sglang_version="0.5.17",
     ),
     good=Example(
-        argv=_M3_EAGLE3,
+        argv=MINIMAX_M3_TP8_EAGLE3,
         target={"architectures": ("MiniMaxM3SparseForCausalLM",)},
         env={PLAN_STREAM: "1"},
         gpu="H200",

@@ -15,6 +15,7 @@ from specguard.rules.base import (
     RuleDocs,
     fix_of,
 )
+from specguard.rules.examples import MINIMAX_M3_TP8_EAGLE3
 from specguard.rules.spec_params.SP532_adaptive_state_overflows_shared_logits_buffer import (
     decode_graphs_captured,
 )
@@ -91,22 +92,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     )
 
 
-M3_EAGLE3 = (
-    "--model-path",
-    "MiniMaxAI/MiniMax-M3",
-    "--tp",
-    "8",
-    "--speculative-algorithm",
-    "EAGLE3",
-    "--speculative-draft-model-path",
-    "Inferact/MiniMax-M3-EAGLE3",
-    "--speculative-num-steps",
-    "3",
-    "--speculative-eagle-topk",
-    "1",
-    "--speculative-num-draft-tokens",
-    "4",
-)
 M3_FACTS = {
     "architectures": ("MiniMaxM3SparseForCausalLM",),
     "sparse_block_size": 128,
@@ -142,9 +127,9 @@ RULE = Rule(
         fix="Set `SGLANG_DISABLE_MSA=1` (the Triton sparse path), disable CUDA graphs, or serve without speculation.",
         fix_safety="Unsafe: the Triton sparse path is slower than MSA.",
     ),
-    bad=Example(argv=M3_EAGLE3, target=M3_FACTS, gpu="B200", sglang_version="0.5.16"),
+    bad=Example(argv=MINIMAX_M3_TP8_EAGLE3, target=M3_FACTS, gpu="B200", sglang_version="0.5.16"),
     good=Example(
-        argv=M3_EAGLE3,
+        argv=MINIMAX_M3_TP8_EAGLE3,
         target=M3_FACTS,
         env={DISABLE_MSA: "1"},
         gpu="B200",
