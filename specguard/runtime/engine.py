@@ -1,5 +1,6 @@
-"""The scheduler: one worker thread serves the requests, pushing cumulative results to each
-request's asyncio queue.
+"""The scheduler: one worker thread serves the requests, handing each request's cumulative
+results to the callback it was submitted with (``deliver``). The server runs it in a process of
+its own (:mod:`specguard.runtime.scheduler_process`), as SGLang runs its Scheduler.
 
 Two schedulers (``--scheduler``):
 
@@ -20,7 +21,6 @@ behind ``avg_spec_accept_length``) and the Prometheus metrics.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import heapq
 import itertools
@@ -59,16 +59,47 @@ class GenerateInput:
     rid: str | None = None
 
 
+def validate_input(inp: GenerateInput, context_length: int, vocab_size: int) -> None:
+    """Refuse a request the scheduler cannot serve (RequestError, an HTTP 400), before it is queued."""
+    n = len(inp.input_ids)
+    if n == 0:
+        raise RequestError("the prompt is empty")
+    if n >= context_length:
+        raise RequestError(
+            f"The input ({n} tokens) is longer than the model's context length ({context_length} tokens)."
+        )
+    bad = next((t for t in inp.input_ids if not 0 <= t < vocab_size), None)
+    if bad is not None:
+        raise RequestError(f"input_ids contains token id {bad}, outside the vocabulary (0..{vocab_size - 1})")
+    if inp.sampling.max_new_tokens < 0:
+        raise RequestError("max_new_tokens must be non-negative")
+    # The bounds SGLang's SamplingParams.verify enforces (0.5.23 sampling/sampling_params.py:255-311).
+    sampling = inp.sampling
+    if not math.isfinite(sampling.temperature) or sampling.temperature < 0:
+        raise RequestError("temperature must be a non-negative number")
+    if not (math.isfinite(sampling.top_p) and 0 < sampling.top_p <= 1):
+        raise RequestError("top_p must be in (0, 1]")
+    if not (math.isfinite(sampling.min_p) and 0 <= sampling.min_p <= 1):
+        raise RequestError("min_p must be in [0, 1]")
+    if sampling.top_k == 0 or sampling.top_k < -1:
+        raise RequestError("top_k must be -1 (off) or at least 1")
+    if sampling.seed is not None and not -(1 << 63) <= sampling.seed < 1 << 63:
+        raise RequestError("seed must be in [-2**63, 2**63 - 1]")
+
+
 PRIORITY_HEALTH, PRIORITY_REQUEST, PRIORITY_STOP = 0, 1, 2
 SCHEDULERS = ("batched", "queued")
+
+
+#: where a request's results go: ``deliver(kind, payload)`` with kind "chunk", "done" or "error"
+Deliver = Callable[[str, Any], None]
 
 
 @dataclass
 class _Request:
     rid: str
     inp: GenerateInput
-    loop: asyncio.AbstractEventLoop
-    events: asyncio.Queue
+    deliver: Deliver
     created: float = field(default_factory=time.perf_counter)
     cancelled: bool = False
 
@@ -166,6 +197,11 @@ class Engine:
     def stop(self) -> None:
         self._queue.put((PRIORITY_STOP, next(self._arrival), None))
 
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the scheduler thread to end (after stop())."""
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
     @property
     def alive(self) -> bool:
         """The scheduler thread is running (it only ends on stop())."""
@@ -187,45 +223,28 @@ class Engine:
         return self.spec_total_accept_tokens / self.spec_total_forward_ct
 
     def validate(self, inp: GenerateInput) -> None:
-        n = len(inp.input_ids)
-        if n == 0:
-            raise RequestError("the prompt is empty")
-        if n >= self.context_length:
-            raise RequestError(
-                f"The input ({n} tokens) is longer than the model's context length ({self.context_length} tokens)."
-            )
-        vocab = self.decoder.target.config.vocab_size
-        bad = next((t for t in inp.input_ids if not 0 <= t < vocab), None)
-        if bad is not None:
-            raise RequestError(f"input_ids contains token id {bad}, outside the vocabulary (0..{vocab - 1})")
-        if inp.sampling.max_new_tokens < 0:
-            raise RequestError("max_new_tokens must be non-negative")
-        # The bounds SGLang's SamplingParams.verify enforces (0.5.23 sampling/sampling_params.py:255-311).
-        sampling = inp.sampling
-        if not math.isfinite(sampling.temperature) or sampling.temperature < 0:
-            raise RequestError("temperature must be a non-negative number")
-        if not (math.isfinite(sampling.top_p) and 0 < sampling.top_p <= 1):
-            raise RequestError("top_p must be in (0, 1]")
-        if not (math.isfinite(sampling.min_p) and 0 <= sampling.min_p <= 1):
-            raise RequestError("min_p must be in [0, 1]")
-        if sampling.top_k == 0 or sampling.top_k < -1:
-            raise RequestError("top_k must be -1 (off) or at least 1")
-        if sampling.seed is not None and not -(1 << 63) <= sampling.seed < 1 << 63:
-            raise RequestError("seed must be in [-2**63, 2**63 - 1]")
+        validate_input(inp, self.context_length, self.decoder.target.config.vocab_size)
 
-    def submit(self, inp: GenerateInput, priority: int = PRIORITY_REQUEST) -> _Request:
-        """Queue a request (call from the event loop); results arrive on ``request.events``."""
+    def submit(
+        self, inp: GenerateInput, deliver: Deliver, priority: int = PRIORITY_REQUEST, created: float | None = None
+    ) -> _Request:
+        """Queue a request (from any thread); its results go to ``deliver``, called from the
+        scheduler thread. Setting the returned request's ``cancelled`` stops it at the next
+        iteration. ``created``: when the request arrived (``time.perf_counter()``, a system-wide
+        clock on Linux, so the server's process may stamp it), for its latency."""
         self.validate(inp)
         rid = inp.rid or uuid.uuid4().hex
-        req = _Request(rid=rid, inp=inp, loop=asyncio.get_running_loop(), events=asyncio.Queue())
+        req = _Request(rid=rid, inp=inp, deliver=deliver)
+        if created is not None:
+            req.created = created
         self._queue.put((priority, next(self._arrival), req))
         self.metrics.num_queue_reqs = self._queue.qsize()
         return req
 
     def _emit(self, req: _Request, kind: str, payload: Any) -> None:
         try:
-            req.loop.call_soon_threadsafe(req.events.put_nowait, (kind, payload))
-        except RuntimeError:  # the event loop has closed (server shutting down): nobody is waiting
+            req.deliver(kind, payload)
+        except (RuntimeError, OSError):  # nobody is listening any more (the server is shutting down)
             req.cancelled = True
 
     # ---- per-request bookkeeping, shared by both schedulers ----------------------------

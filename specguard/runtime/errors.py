@@ -13,3 +13,7 @@ class CheckpointError(RuntimeInputError):
 
 class RequestError(RuntimeInputError):
     """A request the server refuses (HTTP 400); the server keeps serving."""
+
+
+class SchedulerExited(RuntimeError):
+    """The scheduler process ended (crashed, or was killed) while the server still needed it."""

@@ -5,6 +5,9 @@ routers (:mod:`.info`: liveness, readiness, information, metrics; :mod:`.native`
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -25,7 +28,14 @@ __all__ = ["ServerState", "build_app"]
 
 
 def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> FastAPI:
-    app = FastAPI(title="specguard reference runtime", version=VERSION, docs_url=None, redoc_url=None)
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state.engine.attach()  # read the scheduler's pipe on this loop from the start: its death is seen at once
+        yield
+
+    app = FastAPI(
+        title="specguard reference runtime", version=VERSION, docs_url=None, redoc_url=None, lifespan=lifespan
+    )
     state.enable_metrics = enable_metrics
     app.state.server = state
     app.add_middleware(Guard, api_key=api_key)

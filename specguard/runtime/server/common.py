@@ -19,10 +19,10 @@ from starlette.requests import ClientDisconnect
 
 from specguard.runtime.engine import (
     PRIORITY_REQUEST,
-    Engine,
     GenerateInput,
 )
 from specguard.runtime.errors import RequestError
+from specguard.runtime.scheduler_process import SchedulerClient
 from specguard.runtime.speculative import SamplingParams
 from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 
@@ -186,7 +186,7 @@ def sse(obj: Any) -> bytes:
 
 
 class ServerState:
-    def __init__(self, engine: Engine, info: dict[str, Any], model_info: dict[str, Any], launch_command: str) -> None:
+    def __init__(self, engine: SchedulerClient, info: dict[str, Any], model_info: dict[str, Any], launch_command: str) -> None:
         self.engine = engine
         self.info = info
         self.model_info = model_info
@@ -221,7 +221,7 @@ async def read_body(request: Request, model: type[BaseModel], require_json: bool
 
 
 async def run_to_end(
-    engine: Engine,
+    engine: SchedulerClient,
     inp: GenerateInput, priority: int = PRIORITY_REQUEST, request: Request | None = None
 ) -> dict[str, Any]:
     """The final result; with ``request``, the engine stops generating once its client has gone
@@ -243,12 +243,12 @@ async def run_to_end(
             if kind == "done":
                 return payload  # type: ignore[no-any-return]
     finally:
-        req.cancelled = True  # no-op once done; stops the work if the waiter gave up
+        req.cancel()  # no-op once done; stops the work if the waiter gave up
         if watcher is not None:
             watcher.cancel()
 
 
-async def stream_results(engine: Engine, inp: GenerateInput, request: Request) -> AsyncIterator[dict[str, Any]]:
+async def stream_results(engine: SchedulerClient, inp: GenerateInput, request: Request) -> AsyncIterator[dict[str, Any]]:
     req = engine.submit(inp)
     try:
         while True:
@@ -259,10 +259,10 @@ async def stream_results(engine: Engine, inp: GenerateInput, request: Request) -
             if kind == "done":
                 return
     finally:
-        req.cancelled = True
+        req.cancel()
 
 
-def tokenize_prompt(engine: Engine, text: str | None, input_ids: list[int] | None) -> list[int]:
+def tokenize_prompt(engine: SchedulerClient, text: str | None, input_ids: list[int] | None) -> list[int]:
     if input_ids is not None:
         return list(input_ids)
     if text is None:

@@ -76,20 +76,21 @@ async def get_model_info(state: State) -> dict[str, Any]:
     return state.model_info
 
 
-def server_info(state: ServerState) -> dict[str, Any]:
+async def server_info(state: ServerState) -> dict[str, Any]:
     engine = state.engine
+    stats = await engine.call("stats")  # the scheduler's counters, read between its iterations
     internal = dict(state.info)
     internal.update(
         world_size=1,
         startup_time=state.startup_time,
         effective_max_running_requests_per_dp=engine.max_running_requests,
-        last_gen_throughput=engine.last_gen_throughput,
+        last_gen_throughput=stats["last_gen_throughput"],
         memory_usage={},
     )
-    avg = engine.avg_spec_accept_length
+    avg = stats["avg_spec_accept_length"]
     if avg is not None:
         internal["avg_spec_accept_length"] = avg
-    internal["batching_stats"] = engine.batching_stats()
+    internal["batching_stats"] = stats["batching_stats"]
     return {
         **state.info,
         "launch_command": state.launch_command,
@@ -106,7 +107,7 @@ def server_info(state: ServerState) -> dict[str, Any]:
 
 @router.get("/server_info")
 async def get_server_info_current(state: State) -> dict[str, Any]:
-    return server_info(state)
+    return await server_info(state)
 
 
 @router.get("/get_server_info")
@@ -115,7 +116,7 @@ async def get_server_info(state: State) -> dict[str, Any]:
         "Endpoint '/get_server_info' is deprecated and will be removed in a future version. "
         "Please use '/server_info' instead."
     )
-    return server_info(state)
+    return await server_info(state)
 
 
 @router.get("/v1/models")
@@ -139,5 +140,5 @@ async def list_models(state: State) -> dict[str, Any]:
 async def metrics(state: State) -> Response:
     if not state.enable_metrics:
         return Response(status_code=404)
-    state.engine.metrics.num_queue_reqs = state.engine.num_queued
-    return PlainTextResponse(state.engine.metrics.render(), media_type="text/plain; version=0.0.4")
+    text = await state.engine.call("metrics")
+    return PlainTextResponse(text, media_type="text/plain; version=0.0.4")

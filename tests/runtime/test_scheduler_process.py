@@ -1,0 +1,132 @@
+"""The scheduler in a process of its own (``specguard.runtime.scheduler_process``), through a real
+server: it is a child of the server, it leaves with it, and its death takes the server down with a
+clear line instead of leaving a server that answers nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from runtime_helpers import Server
+
+
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (read from /proc)."""
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces, so split after its closing parenthesis
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            kids.append(int(entry.name))
+    return kids
+
+
+def _scheduler_pid(server_pid: int) -> int:
+    """The server's scheduler process: its child started by multiprocessing's spawn (not the
+    resource tracker, which multiprocessing starts beside it)."""
+    found = []
+    for kid in _children(server_pid):
+        cmdline = Path(f"/proc/{kid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        if "spawn_main" in cmdline:
+            found.append(kid)
+    assert len(found) == 1, f"expected one scheduler process under {server_pid}, found {found}"
+    return found[0]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+@pytest.fixture
+def plain_server(tiny_pair):
+    srv = Server(["--model-path", str(tiny_pair.target), "--context-length", "512"])
+    try:
+        srv.wait_ready()
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_the_scheduler_is_a_child_process_and_leaves_on_ctrl_c(plain_server):
+    scheduler = _scheduler_pid(plain_server.proc.pid)
+    with plain_server.client() as client:
+        answer = client.post("/generate", json={"text": "def f(x):", "sampling_params": {"max_new_tokens": 4}})
+        assert answer.status_code == 200 and len(answer.json()["output_ids"]) == 4
+        stats = client.get("/server_info").json()["internal_states"][0]["batching_stats"]
+        assert stats["decode_iterations"] >= 3  # the scheduler's own counters, read across the pipe
+    os.killpg(plain_server.proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
+    assert plain_server.proc.wait(timeout=30) == 130, plain_server.log  # the shell's 128 + SIGINT
+    deadline = time.monotonic() + 10
+    while _alive(scheduler) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(scheduler), "the scheduler process outlived the server"
+    assert "Traceback" not in plain_server.log
+
+
+def test_a_dead_scheduler_takes_the_server_down_and_fails_its_requests(plain_server):
+    scheduler = _scheduler_pid(plain_server.proc.pid)
+    streamed: list[str] = []
+    first_chunk = threading.Event()
+
+    def stream() -> None:
+        body = {"text": "def f(x):", "stream": True, "sampling_params": {"max_new_tokens": 400, "ignore_eos": True}}
+        with plain_server.client() as client, client.stream("POST", "/generate", json=body) as response:
+            for line in response.iter_lines():
+                streamed.append(line)
+                first_chunk.set()
+
+    reader = threading.Thread(target=stream)
+    reader.start()
+    assert first_chunk.wait(30), plain_server.log
+    os.kill(scheduler, signal.SIGKILL)
+    reader.join(timeout=30)
+    assert not reader.is_alive(), "a request in flight hung after its scheduler died"
+    code = plain_server.proc.wait(timeout=30)
+    assert code == 1, plain_server.log
+    assert any("the scheduler process exited while serving (exit code -9)" in line for line in plain_server.lines), (
+        plain_server.log
+    )
+    # the stream ended with an error (or was cut when the server went down), never with 400 tokens' worth
+    assert not any('"finish_reason": {"type": "length", "length": 400}' in line for line in streamed)
+
+
+def test_the_scheduler_dies_with_a_killed_server(plain_server):
+    """SIGKILL gives the server no chance to stop its scheduler: the kernel does (PR_SET_PDEATHSIG)."""
+    scheduler = _scheduler_pid(plain_server.proc.pid)
+    assert os.getpgid(scheduler) != os.getpgid(plain_server.proc.pid)  # signals to the group spare it
+    plain_server.proc.kill()
+    plain_server.proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(scheduler) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(scheduler), "the scheduler process outlived a killed server"
+
+
+def test_a_refused_checkpoint_is_one_line_from_the_scheduler_process(tmp_path):
+    """The scheduler loads the checkpoint: its refusal still reaches the user as one line, exit 2."""
+    result = subprocess.run(
+        [sys.executable, "-m", "specguard.runtime", "--model-path", str(tmp_path / "nowhere")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors == [f"error: model directory {tmp_path / 'nowhere'} does not exist"], result.stderr
