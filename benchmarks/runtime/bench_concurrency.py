@@ -76,13 +76,15 @@ def mode_args(target: str, draft: str, head: str) -> dict[str, list[str]]:
     }
 
 
-def start_server(args: list[str]) -> tuple[subprocess.Popen, str]:
+def start_server(args: list[str], code: Path = REPO) -> tuple[subprocess.Popen, str]:
+    """``python -m specguard.runtime ARGS`` from the checkout ``code``, once it answers /health."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
         [sys.executable, "-m", "specguard.runtime", "--port", str(port), "--log-level", "warning", *args],
-        cwd=REPO,
+        cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

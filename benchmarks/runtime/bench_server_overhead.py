@@ -5,10 +5,13 @@ wall-clock time), the CPU of one minimal request (one
 new token: the HTTP path and one prefill), and the scheduler's iterations per level with the share
 that ran below 16 rows (from /server_info's batch-size histogram).
 
-    python benchmarks/runtime/bench_server_overhead.py [--levels 6]
+    python benchmarks/runtime/bench_server_overhead.py [--levels 6] [--requests-per-client 2] [--code CHECKOUT]
 
-The levels are bench_concurrency.py's (16 clients, 2 requests each, 64 greedy tokens), on the
-same batched servers, measured in turn (the order reversed every other level).
+The levels are bench_concurrency.py's (16 clients, ``--requests-per-client`` requests each (2),
+64 greedy tokens), on the same batched servers, measured in turn (the order reversed every other
+level). ``--code CHECKOUT`` runs another checkout's servers beside this one's, in the same
+alternation, so a change is measured against the code before it on the same machine at the same
+time.
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_concurrency import generate, measure, mode_args, start_server, stop_server
+from bench_concurrency import (
+    REPO,
+    generate,
+    measure,
+    mode_args,
+    start_server,
+    stop_server,
+)
 
 MODES = ("plain", "eagle3")
 
@@ -69,39 +79,38 @@ def iterations(url: str) -> tuple[int, int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", type=int, default=6)
+    parser.add_argument("--requests-per-client", type=int, default=2)
+    parser.add_argument(
+        "--code", type=Path, help="another checkout of specguard: its servers run beside this one's, levels alternating"
+    )
     opts = parser.parse_args()
 
     from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair
 
     pair = ensure_tiny_pair()
     args = mode_args(str(pair.target), str(pair.draft), str(ensure_tiny_eagle3().draft))
-    servers = {
-        mode: start_server([*args[mode], "--scheduler", "batched"]) for mode in MODES
-    }
+    checkouts = {"this": REPO, **({"peer": opts.code.resolve()} if opts.code else {})}
+    contenders = [(name, mode) for name in checkouts for mode in MODES]
+    servers = {}
+    per_client = opts.requests_per_client
     totals = {
-        mode: {
-            "cpu": 0.0,
-            "http_cpu": 0.0,
-            "wall": 0.0,
-            "iters": 0,
-            "ragged": 0,
-            "tiny_cpu": 0.0,
-            "tiny": 0,
-        }
-        for mode in MODES
+        key: {"cpu": 0.0, "http_cpu": 0.0, "wall": 0.0, "iters": 0, "ragged": 0, "tiny_cpu": 0.0, "tiny": 0}
+        for key in contenders
     }
     try:
+        for name, mode in contenders:
+            servers[name, mode] = start_server([*args[mode], "--scheduler", "batched"], checkouts[name])
         for proc, url in servers.values():
-            measure(url, 16, 2, 64)  # warm-up
+            measure(url, 16, per_client, 64)  # warm-up
         for level in range(opts.levels):
-            for mode in MODES if level % 2 == 0 else MODES[::-1]:
-                proc, url = servers[mode]
+            for key in contenders if level % 2 == 0 else contenders[::-1]:
+                proc, url = servers[key]
                 iters0, ragged0 = iterations(url)
                 (http0, sched0), began = cpu_seconds(proc.pid), time.perf_counter()
-                measure(url, 16, 2, 64)
+                measure(url, 16, per_client, 64)
                 wall, (http1, sched1) = time.perf_counter() - began, cpu_seconds(proc.pid)
                 iters1, ragged1 = iterations(url)
-                got = totals[mode]
+                got = totals[key]
                 got["cpu"] += (http1 - http0) + (sched1 - sched0)
                 got["http_cpu"] += http1 - http0
                 got["wall"] += wall
@@ -117,19 +126,22 @@ def main() -> int:
             stop_server(proc)
     n = opts.levels
     print(
-        "| mode | wall s / level | server CPU s / level | of it HTTP process | iterations / level | below 16 rows "
-        "| CPU ms / 1-token request |"
+        "| checkout | mode | wall s / level | server CPU s / level | of it HTTP process | iterations / level "
+        "| below 16 rows | CPU ms / 1-token request |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for mode, got in totals.items():
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, mode), got in totals.items():
         print(
-            f"| {mode} | {got['wall'] / n:.3f} | {got['cpu'] / n:.3f} | {got['http_cpu'] / n:.3f} | {got['iters'] / n:.1f} | "
-            f"{got['ragged'] / max(got['iters'], 1):.0%} | {1e3 * got['tiny_cpu'] / got['tiny']:.2f} |"
+            f"| {name} | {mode} | {got['wall'] / n:.3f} | {got['cpu'] / n:.3f} | {got['http_cpu'] / n:.3f} | "
+            f"{got['iters'] / n:.1f} | {got['ragged'] / max(got['iters'], 1):.0%} | "
+            f"{1e3 * got['tiny_cpu'] / got['tiny']:.2f} |"
         )
-    plain, eagle = totals["plain"], totals["eagle3"]
-    print(
-        f"EAGLE3 / plain: wall {plain['wall'] / eagle['wall']:.2f}x, server CPU {plain['cpu'] / eagle['cpu']:.2f}x"
-    )
+    for name in checkouts:
+        plain, eagle = totals[name, "plain"], totals[name, "eagle3"]
+        print(
+            f"{name}: EAGLE3 / plain: wall {plain['wall'] / eagle['wall']:.2f}x, "
+            f"server CPU {plain['cpu'] / eagle['cpu']:.2f}x"
+        )
     return 0
 
 
