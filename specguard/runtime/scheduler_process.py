@@ -365,7 +365,16 @@ class _Bridge:
         self.engine = engine
         self.conn = conn
         self._send_lock = threading.Lock()  # the scheduler thread and this one both send
+        # the requests not yet finished, for aborts; the scheduler thread removes a request the
+        # moment it finishes, possibly before engine.submit has returned it here
         self._requests: dict[str, Any] = {}
+        self._requests_lock = threading.Lock()
+
+    @property
+    def open_requests(self) -> int:
+        """Requests submitted and not finished (each one an abort could still reach)."""
+        with self._requests_lock:
+            return len(self._requests)
 
     def send(self, message: tuple[Any, ...]) -> None:
         with self._send_lock:
@@ -381,7 +390,8 @@ class _Bridge:
             if kind == "submit":
                 self._submit(*message[1:])
             elif kind == "abort":
-                req = self._requests.get(message[1])
+                with self._requests_lock:
+                    req = self._requests.get(message[1])
                 if req is not None:
                     req.cancelled = True
             elif kind == "call":
@@ -396,15 +406,24 @@ class _Bridge:
         rid = inp.rid
         assert rid is not None  # the server names every request before sending it
 
+        finished = False
+
         def deliver(kind: str, payload: Any) -> None:
+            nonlocal finished
             if kind != "chunk":
-                self._requests.pop(rid, None)
+                with self._requests_lock:
+                    finished = True
+                    self._requests.pop(rid, None)
             self.send(("result", rid, kind, payload))
 
         try:
-            self._requests[rid] = self.engine.submit(inp, deliver, priority, created=created)
+            req = self.engine.submit(inp, deliver, priority, created=created)
         except Exception as exc:  # noqa: BLE001 - the server validated it; whatever is left is this request's
             self.send(("result", rid, "error", str(exc)))
+            return
+        with self._requests_lock:
+            if not finished:
+                self._requests[rid] = req
 
     def _answer(self, name: str) -> Any:
         engine = self.engine

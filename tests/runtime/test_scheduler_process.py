@@ -15,6 +15,11 @@ from pathlib import Path
 import pytest
 from runtime_helpers import Server
 
+from specguard.runtime.engine import PRIORITY_REQUEST, GenerateInput
+from specguard.runtime.flags import parse_flags
+from specguard.runtime.scheduler_process import _Bridge, build_engine
+from specguard.runtime.speculative import SamplingParams
+
 
 def _children(pid: int) -> list[int]:
     """The live processes whose parent is ``pid`` (read from /proc)."""
@@ -130,3 +135,52 @@ def test_a_refused_checkpoint_is_one_line_from_the_scheduler_process(tmp_path):
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [f"error: model directory {tmp_path / 'nowhere'} does not exist"], result.stderr
+
+
+def test_the_bridge_answers_aborts_and_forgets_every_finished_request(tiny_pair):
+    """The scheduler's end of the pipe, in this process with a real engine: results for every
+    request (some finish at admission, before submit returns), an abort that stops a long one,
+    counters between iterations, and no request left behind."""
+    import multiprocessing
+
+    args = parse_flags(["--model-path", str(tiny_pair.target), "--context-length", "256"]).args
+    engine, ready = build_engine(args)
+    assert ready.context_length == 256 and ready.max_running_requests == engine.max_running_requests
+    server_end, scheduler_end = multiprocessing.Pipe()
+    bridge = _Bridge(engine, scheduler_end)
+    engine.start()
+    serving = threading.Thread(target=bridge.serve)
+    serving.start()
+    try:
+        prompt = [5, 6, 7]
+        long = GenerateInput(input_ids=prompt, sampling=SamplingParams(max_new_tokens=200, temperature=0.0), rid="long",
+                             ignore_eos=True, stream=True)
+        server_end.send(("submit", long, PRIORITY_REQUEST, time.perf_counter()))
+        for i in range(12):
+            inp = GenerateInput(input_ids=prompt, sampling=SamplingParams(max_new_tokens=i % 3, temperature=0.0), rid=f"r{i}")
+            server_end.send(("submit", inp, PRIORITY_REQUEST, time.perf_counter()))
+        done: dict[str, dict] = {}
+        aborted = False
+        while len(done) < 13:
+            assert server_end.poll(60), f"no answer; done so far: {sorted(done)}"
+            message = server_end.recv()
+            assert message[0] == "result" and message[2] != "error", message
+            _, rid, kind, payload = message
+            if kind == "chunk" and rid == "long" and not aborted:
+                server_end.send(("abort", "long"))
+                aborted = True
+            if kind == "done":
+                done[rid] = payload
+        assert [len(done[f"r{i}"]["output_ids"]) for i in range(12)] == [i % 3 for i in range(12)]
+        assert done["long"]["meta_info"]["finish_reason"]["type"] == "abort"
+        assert len(done["long"]["output_ids"]) < 200
+        server_end.send(("call", 7, "stats"))
+        assert server_end.poll(30)
+        kind, call_id, stats = server_end.recv()
+        assert (kind, call_id, stats["alive"]) == ("reply", 7, True)
+        assert stats["batching_stats"]["decode_iterations"] >= 1
+        assert bridge.open_requests == 0
+    finally:
+        server_end.send(("stop",))
+        serving.join(timeout=30)
+    assert not serving.is_alive() and not engine.alive
