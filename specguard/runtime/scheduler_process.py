@@ -20,9 +20,10 @@ Messages (tuples; the pipe pickles them):
   then ``("result", rid, kind, payload)`` (kind ``chunk``, ``done`` or ``error``, as the engine
   delivers them) and ``("reply", call_id, value)``.
 
-The scheduler has a process group of its own (signals to the server's group reach the server, which
-stops it after its last answer), ignores SIGINT, and exits when the server's end of the pipe
-closes or the server dies (``PR_SET_PDEATHSIG``), so it never outlives the server.
+The scheduler stays in the server's process group but ignores SIGINT and SIGTERM (a terminal's
+Ctrl-C and a supervisor's stop reach the whole group; the server finishes its answers, then stops
+it), and exits when the server's end of the pipe closes or the server dies
+(``PR_SET_PDEATHSIG``), so it never outlives the server.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
 logger = logging.getLogger("specguard.runtime")
 
 TINY_MODEL_PARAMS = 50_000_000
-#: what the server may ask the scheduler between iterations (``SchedulerClient.call``)
+#: what the server may ask the scheduler process for (``SchedulerClient.call``; its pipe reader answers)
 CALLS = ("stats", "metrics")
 #: how long a call waits for its reply before the route answers 503
 CALL_TIMEOUT_S = 20.0
@@ -336,12 +337,13 @@ def _graph_plan(args: ServerArgs, spec: Any, rows: int) -> Any:
 def run_scheduler(args: ServerArgs, conn: Connection, server_pid: int) -> None:
     """The scheduler process's entry point (``spawn``): build the engine, say ready (or why not),
     then serve the pipe until the server says stop or goes away."""
-    # Out of the server's process group: Ctrl-C and a supervisor's SIGTERM to the group reach
-    # the server alone, which finishes its answers and then stops the scheduler. Should the
-    # server die without doing so (SIGKILL), the kernel ends the scheduler too.
-    os.setpgrp()
+    # In the server's process group (a supervisor's SIGKILL to the group ends both, and "no
+    # process left in the group" means what it says), but deaf to the stop signals a terminal or
+    # a supervisor sends the whole group: the server finishes its answers and then stops the
+    # scheduler itself. Should the server die without doing so, the kernel ends the scheduler.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    ask_for_death_signal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ask_for_death_signal(signal.SIGKILL)
     if os.getppid() != server_pid:  # the server died before the request above was made
         sys.exit(1)
     configure_logging(args.log_level)
@@ -476,6 +478,7 @@ class SchedulerClient:
         self._process: Any = None
         self._conn: Connection | None = None
         self._gone = False
+        self._stopping = False
         self.ready: SchedulerReady | None = None
 
     # start and stop (from the server's main thread)
@@ -507,17 +510,19 @@ class SchedulerClient:
         return message[1]
 
     def stop(self) -> None:
-        """Ask the scheduler to stop, and make sure it has (a process that does not is terminated)."""
-        if self._process is None:
+        """Ask the scheduler to stop, and make sure it has: one still loading the models (Ctrl-C
+        during start-up), or one that does not stop within 10 s, is killed (it ignores SIGTERM)."""
+        if self._process is None or not self._process.is_alive():
             return
-        if self._conn is not None and not self._gone:
+        self._stopping = True  # the pipe's end is expected now, not a crash
+        if self.ready is not None and self._conn is not None and not self._gone:
             try:
                 self._conn.send(("stop",))
             except OSError:
                 pass
-        self._process.join(timeout=10.0)
+            self._process.join(timeout=10.0)
         if self._process.is_alive():
-            self._process.terminate()
+            self._process.kill()
             self._process.join(timeout=5.0)
 
     def _exit_message(self, when: str) -> str:
@@ -624,15 +629,13 @@ class SchedulerClient:
             self._lost()
 
     def _lost(self) -> None:
-        """The scheduler process has gone: fail what waits on it and tell the server."""
+        """The scheduler process has gone: fail what waits on it and, unless it was asked to stop,
+        tell the server (which shuts down: a crash, exit code 1)."""
         if self._gone:
             return
         self._gone = True
         if self._loop is not None and self._conn is not None:
             self._loop.remove_reader(self._conn.fileno())
-        if self._process is not None:
-            self._process.join(timeout=1.0)
-        logger.error("%s", self._exit_message("while serving"))
         for pending in list(self._pending.values()):
             pending.finished = True
             pending.events.put_nowait(("error", "the scheduler process has exited"))
@@ -640,4 +643,9 @@ class SchedulerClient:
         for future in self._calls.values():
             if not future.done():
                 future.set_exception(SchedulerExited("the scheduler process has exited"))
+        if self._stopping:  # asked to stop: the end of the pipe is expected, not a crash
+            return
+        if self._process is not None:
+            self._process.join(timeout=1.0)
+        logger.error("%s", self._exit_message("while serving"))
         self.on_exit()

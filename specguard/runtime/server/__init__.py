@@ -32,6 +32,9 @@ def build_app(state: ServerState, api_key: str | None, enable_metrics: bool) -> 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state.engine.attach()  # read the scheduler's pipe on this loop from the start: its death is seen at once
         yield
+        # Every answer is out: stop the scheduler now, before uvicorn re-raises the stop signal
+        # it caught (SIGTERM would end this process with the scheduler still running).
+        state.engine.stop()
 
     app = FastAPI(
         title="specguard reference runtime", version=VERSION, docs_url=None, redoc_url=None, lifespan=lifespan

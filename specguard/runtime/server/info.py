@@ -78,7 +78,7 @@ async def get_model_info(state: State) -> dict[str, Any]:
 
 async def server_info(state: ServerState) -> dict[str, Any]:
     engine = state.engine
-    stats = await engine.call("stats")  # the scheduler's counters, read between its iterations
+    stats = await engine.call("stats")  # the scheduler process reads its counters for us
     internal = dict(state.info)
     internal.update(
         world_size=1,
