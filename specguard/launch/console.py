@@ -97,9 +97,13 @@ class RichReporter:
         from specguard.launch.verify import (
             accept_length_meaning,
             avg_spec_accept_length,
+            batching_summary,
             speculation_on,
         )
 
+        batching = batching_summary(info)
+        if batching is not None:
+            self.console.print(f"scheduler (/server_info batching_stats): {batching}", markup=False, highlight=False)
         if info is not None and not speculation_on(info):
             self.console.print("speculative statistics: none (speculation is off)")
             return

@@ -58,6 +58,25 @@ def avg_spec_accept_length(server_info: dict[str, Any] | None) -> float | None:
     return None
 
 
+def batching_summary(server_info: dict[str, Any] | None) -> str | None:
+    """The scheduler's own counters, where the runtime reports them (specguard's reference
+    runtime: ``internal_states[0].batching_stats``; SGLang has no such key): iterations, the batch
+    sizes they ran at, and the accept length over every verify pass since start."""
+    states = (server_info or {}).get("internal_states") or []
+    stats = states[0].get("batching_stats") if states and isinstance(states[0], dict) else None
+    if not isinstance(stats, dict) or not stats.get("decode_iterations"):
+        return None
+    sizes = [int(size) for size in (stats.get("batch_size_histogram") or {})]
+    text = (
+        f"{stats['decode_iterations']} decode iterations, {float(stats.get('avg_batch_size') or 0):.2f} requests "
+        f"per iteration on average (largest {max(sizes, default=0)})"
+    )
+    accept, rounds = stats.get("spec_accept_length_since_start"), stats.get("spec_verify_rounds_total")
+    if accept is not None and rounds:
+        text += f"; accept length {float(accept):.2f} over {rounds} verify passes since start"
+    return text
+
+
 def accept_length_meaning(value: float, server_info: dict[str, Any] | None) -> str:
     """What an accept length says, against the most a verify pass can commit."""
     ceiling = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 from pathlib import Path
@@ -42,6 +43,10 @@ def test_tiny_cpu_preset_serves_with_speculation_and_stops_cleanly(tiny_root: Pa
     assert "smoke request /v1/chat/completions:" in err
     assert "speculative statistics (smoke request): accept length" in err
     assert "meaning:" in err
+    # the scheduler's counters, through the scheduler process: the warm-up and the smoke request ran
+    batching = re.search(r"scheduler \(/server_info batching_stats\): (\d+) decode iterations, ([0-9.]+) requests", err)
+    assert batching is not None and int(batching.group(1)) >= 2 and float(batching.group(2)) >= 1.0, err[-2000:]
+    assert re.search(r"accept length [0-9.]+ over \d+ verify passes since start", err), err[-2000:]
     launcher.interrupt(signal.SIGINT)
     assert launcher.wait(timeout=120) == 130
     assert_no_process_left(launcher.runtime_pgid)
@@ -83,7 +88,6 @@ def test_dry_run_resolves_the_tiny_pair(tiny_root: Path) -> None:
 def test_tiny_cpu_eagle3_preset_serves_greedy_output_of_plain_decoding(tiny_root: Path, launcher_factory) -> None:
     """EAGLE3 through the real CLI on ``DEVICE``: accept length above 1.5, the plain-decoding text
     through the native API and through the OpenAI client, a clean Ctrl-C."""
-    import re
 
     import httpx
     import openai
