@@ -25,7 +25,6 @@ import collections
 import heapq
 import itertools
 import logging
-import math
 import queue
 import threading
 import time
@@ -38,56 +37,21 @@ from typing import Any
 
 import torch
 
-from specguard.runtime.errors import RequestError
 from specguard.runtime.flags import ServerArgs
+from specguard.runtime.generate_input import (
+    PRIORITY_HEALTH,
+    PRIORITY_REQUEST,
+    PRIORITY_STOP,
+    GenerateInput,
+    validate_input,
+)
 from specguard.runtime.metrics import Metrics
-from specguard.runtime.speculative import Decoder, RoundResult, SamplingParams, Sequence
+from specguard.runtime.speculative import Decoder, RoundResult, Sequence
 from specguard.runtime.tokenizer import Tokenizer
 
 logger = logging.getLogger("specguard.runtime")
 
 
-@dataclass
-class GenerateInput:
-    input_ids: list[int]
-    sampling: SamplingParams
-    stop: list[str] = field(default_factory=list)
-    stop_token_ids: list[int] = field(default_factory=list)
-    ignore_eos: bool = False
-    min_new_tokens: int = 0
-    stream: bool = False
-    rid: str | None = None
-
-
-def validate_input(inp: GenerateInput, context_length: int, vocab_size: int) -> None:
-    """Refuse a request the scheduler cannot serve (RequestError, an HTTP 400), before it is queued."""
-    n = len(inp.input_ids)
-    if n == 0:
-        raise RequestError("the prompt is empty")
-    if n >= context_length:
-        raise RequestError(
-            f"The input ({n} tokens) is longer than the model's context length ({context_length} tokens)."
-        )
-    bad = next((t for t in inp.input_ids if not 0 <= t < vocab_size), None)
-    if bad is not None:
-        raise RequestError(f"input_ids contains token id {bad}, outside the vocabulary (0..{vocab_size - 1})")
-    if inp.sampling.max_new_tokens < 0:
-        raise RequestError("max_new_tokens must be non-negative")
-    # The bounds SGLang's SamplingParams.verify enforces (0.5.23 sampling/sampling_params.py:255-311).
-    sampling = inp.sampling
-    if not math.isfinite(sampling.temperature) or sampling.temperature < 0:
-        raise RequestError("temperature must be a non-negative number")
-    if not (math.isfinite(sampling.top_p) and 0 < sampling.top_p <= 1):
-        raise RequestError("top_p must be in (0, 1]")
-    if not (math.isfinite(sampling.min_p) and 0 <= sampling.min_p <= 1):
-        raise RequestError("min_p must be in [0, 1]")
-    if sampling.top_k == 0 or sampling.top_k < -1:
-        raise RequestError("top_k must be -1 (off) or at least 1")
-    if sampling.seed is not None and not -(1 << 63) <= sampling.seed < 1 << 63:
-        raise RequestError("seed must be in [-2**63, 2**63 - 1]")
-
-
-PRIORITY_HEALTH, PRIORITY_REQUEST, PRIORITY_STOP = 0, 1, 2
 SCHEDULERS = ("batched", "queued")
 
 

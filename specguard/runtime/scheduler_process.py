@@ -42,19 +42,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specguard.launch.parent_death import ask_for_death_signal
-from specguard.runtime.engine import (
+from specguard.runtime.errors import RuntimeInputError, SchedulerExited
+from specguard.runtime.flags import SPEC_MAX_RUNNING_REQUESTS, ServerArgs
+from specguard.runtime.generate_input import (
     PRIORITY_REQUEST,
-    Engine,
     GenerateInput,
     validate_input,
 )
-from specguard.runtime.errors import RuntimeInputError, SchedulerExited
-from specguard.runtime.flags import SPEC_MAX_RUNNING_REQUESTS, ServerArgs
 from specguard.runtime.tokenizer import Tokenizer
 from specguard.sglang_facts.algorithms import EAGLE_HEAD_ALGORITHMS
+
+if TYPE_CHECKING:  # the engine loads torch, which the server's process does without
+    from specguard.runtime.engine import Engine
 
 logger = logging.getLogger("specguard.runtime")
 
@@ -97,6 +99,7 @@ def build_engine(args: ServerArgs) -> tuple[Engine, SchedulerReady]:
     import torch
 
     from specguard.runtime.config import load_config
+    from specguard.runtime.engine import Engine
     from specguard.runtime.loader import load_model, resolve_dtype
     from specguard.runtime.metrics import Metrics
     from specguard.runtime.speculative import Decoder, SpecConfig

@@ -39,6 +39,7 @@ from typing import Protocol
 import torch
 
 from specguard.runtime.eagle import EagleHead
+from specguard.runtime.generate_input import GREEDY_EPS, SamplingParams
 from specguard.runtime.model import (
     CausalLM,
     TokensPerRow,
@@ -47,22 +48,6 @@ from specguard.runtime.model import (
 )
 from specguard.runtime.ngram import NgramCorpus
 from specguard.runtime.tree import DraftTree
-
-GREEDY_EPS = 1e-6
-
-
-@dataclass(frozen=True)
-class SamplingParams:
-    max_new_tokens: int = 128
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = -1
-    min_p: float = 0.0
-    seed: int | None = None
-
-    @property
-    def greedy(self) -> bool:
-        return self.temperature < GREEDY_EPS or self.top_k == 1
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 from runtime_helpers import Server
 
-from specguard.runtime.engine import PRIORITY_REQUEST, GenerateInput
 from specguard.runtime.flags import parse_flags
+from specguard.runtime.generate_input import (
+    PRIORITY_REQUEST,
+    GenerateInput,
+    SamplingParams,
+)
 from specguard.runtime.scheduler_process import _Bridge, build_engine
-from specguard.runtime.speculative import SamplingParams
 
 
 def _children(pid: int) -> list[int]:
@@ -71,6 +74,9 @@ def plain_server(tiny_pair):
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_the_scheduler_is_a_child_process_and_leaves_on_a_stop_signal_to_the_group(plain_server, stop_signal):
     scheduler = _scheduler_pid(plain_server.proc.pid)
+    # torch lives in the scheduler's process only: the server's serves HTTP and tokenises
+    assert "libtorch" in Path(f"/proc/{scheduler}/maps").read_text()
+    assert "libtorch" not in Path(f"/proc/{plain_server.proc.pid}/maps").read_text()
     with plain_server.client() as client:
         answer = client.post("/generate", json={"text": "def f(x):", "sampling_params": {"max_new_tokens": 4}})
         assert answer.status_code == 200 and len(answer.json()["output_ids"]) == 4

@@ -17,13 +17,13 @@ from fastapi.responses import (
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import ClientDisconnect
 
-from specguard.runtime.engine import (
+from specguard.runtime.errors import RequestError
+from specguard.runtime.generate_input import (
     PRIORITY_REQUEST,
     GenerateInput,
+    SamplingParams,
 )
-from specguard.runtime.errors import RequestError
 from specguard.runtime.scheduler_process import SchedulerClient
-from specguard.runtime.speculative import SamplingParams
 from specguard.sglang_facts.releases import NEWEST_KNOWN_SGLANG
 
 logger = logging.getLogger("specguard.runtime")

@@ -12,7 +12,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends
 from fastapi.responses import PlainTextResponse, Response
 
-from specguard.runtime.engine import PRIORITY_HEALTH, GenerateInput
+from specguard.runtime.generate_input import (
+    PRIORITY_HEALTH,
+    GenerateInput,
+    SamplingParams,
+)
 from specguard.runtime.server.common import (
     HEALTH_CHECK_TIMEOUT_S,
     VERSION,
@@ -20,7 +24,6 @@ from specguard.runtime.server.common import (
     run_to_end,
     server_state,
 )
-from specguard.runtime.speculative import SamplingParams
 
 logger = logging.getLogger("specguard.runtime")
 

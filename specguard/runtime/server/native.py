@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from specguard.runtime.engine import GenerateInput
 from specguard.runtime.errors import RequestError
+from specguard.runtime.generate_input import GenerateInput
 from specguard.runtime.server.common import (
     GenerateRequest,
     ServerState,
