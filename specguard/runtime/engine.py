@@ -74,6 +74,10 @@ def _text_each_round(inp: GenerateInput) -> bool:
     return bool(inp.stop) or inp.stream
 
 
+def _row_of(act: _Active) -> int:
+    return act.row
+
+
 def _first(step: Callable[[list[Sequence]], list[RoundResult]], seq: Sequence) -> RoundResult:
     return step([seq])[0]
 
@@ -417,12 +421,16 @@ class Engine:
     def _step(self, active: list[_Active]) -> None:
         """Prefill the new requests, then one round for every running one, the new ones included
         (a request's first round is in the step of its prefill, not the next)."""
+        # In row order: a request admitted into a finished one's row would otherwise come last,
+        # and rows that form one contiguous run out of order are gathered from the cache in
+        # every layer instead of read as a view (model.row_range_of).
+        active.sort(key=_row_of)
         running = [a for a in active if a.seq is not None and a.seq.committed and not self._check_cancelled(a)]
         new = [a for a in active if a.seq is not None and not a.seq.committed and not self._check_cancelled(a)]
         if new:
             self._batched_step(new, self.decoder.prefill_many, self.decoder.prefill, "prefill")
             # a failed prefill or a first token that ends the request set ``finish``
-            running += [a for a in new if a.finish is None]
+            running = sorted(running + [a for a in new if a.finish is None], key=_row_of)
         if not running:
             return
         self._record_batch(len(running))
