@@ -70,7 +70,7 @@ class Launcher:
             if found:
                 self.runtime_pgid = int(found.group(1))
                 return
-            children = _children_of(self.process.pid)
+            children = children_of(self.process.pid)
             if children:
                 self.runtime_pgid = children[0]
 
@@ -104,7 +104,7 @@ class Launcher:
 
 def watchdog_of(launcher_pid: int) -> int | None:
     """The pid of the launcher's watchdog (``python -m specguard.launch.watchdog``), if it runs."""
-    for pid in _children_of(launcher_pid):
+    for pid in children_of(launcher_pid):
         try:
             if b"specguard.launch.watchdog" in (Path("/proc") / str(pid) / "cmdline").read_bytes():
                 return pid
@@ -127,7 +127,8 @@ def process_gone(pid: int, timeout: float = 10.0) -> bool:
     return False
 
 
-def _children_of(pid: int) -> list[int]:
+def children_of(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (read from /proc), in pid order."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

@@ -22,43 +22,19 @@ from specguard.runtime.generate_input import (
     SamplingParams,
 )
 from specguard.runtime.scheduler_process import _Bridge, build_engine
-
-
-def _children(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid`` (read from /proc)."""
-    kids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces, so split after its closing parenthesis
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) == pid and fields[0] != "Z":
-            kids.append(int(entry.name))
-    return kids
+from tests.launch.conftest import children_of, process_gone
 
 
 def _scheduler_pid(server_pid: int) -> int:
     """The server's scheduler process: its child started by multiprocessing's spawn (not the
     resource tracker, which multiprocessing starts beside it)."""
     found = []
-    for kid in _children(server_pid):
+    for kid in children_of(server_pid):
         cmdline = Path(f"/proc/{kid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         if "spawn_main" in cmdline:
             found.append(kid)
     assert len(found) == 1, f"expected one scheduler process under {server_pid}, found {found}"
     return found[0]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 @pytest.fixture
@@ -89,10 +65,7 @@ def test_the_scheduler_is_a_child_process_and_leaves_on_a_stop_signal_to_the_gro
     # (exit 130), SIGTERM with its default action (the process ends by the signal)
     expected = 130 if stop_signal == signal.SIGINT else -stop_signal
     assert plain_server.proc.wait(timeout=30) == expected, plain_server.log
-    deadline = time.monotonic() + 10
-    while _alive(scheduler) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(scheduler), "the scheduler process outlived the server"
+    assert process_gone(scheduler), "the scheduler process outlived the server"
     assert "Traceback" not in plain_server.log
     assert "the scheduler process exited" not in plain_server.log  # stopped in order, not lost
 
@@ -129,10 +102,7 @@ def test_the_scheduler_dies_with_a_killed_server(plain_server):
     scheduler = _scheduler_pid(plain_server.proc.pid)
     plain_server.proc.kill()  # the server alone, not its group
     plain_server.proc.wait(timeout=30)
-    deadline = time.monotonic() + 10
-    while _alive(scheduler) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(scheduler), "the scheduler process outlived a killed server"
+    assert process_gone(scheduler), "the scheduler process outlived a killed server"
 
 
 def test_a_refused_checkpoint_is_one_line_from_the_scheduler_process(tmp_path):
