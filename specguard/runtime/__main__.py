@@ -66,8 +66,9 @@ def serve(argv: list[str]) -> int:
     scheduler_died = False
 
     def on_scheduler_exit() -> None:
-        # As SGLang does when a scheduler process dies: the server goes down too (a supervisor
-        # then sees the exit instead of a server that answers nothing).
+        # As SGLang does when a scheduler process fails (0.5.23 managers/scheduler.py:6373, SIGQUIT
+        # to the server, whose handler kills the process tree): the server goes down too, so a
+        # supervisor sees the exit instead of a server that answers nothing.
         nonlocal scheduler_died
         scheduler_died = True
         if server is not None:

@@ -1,9 +1,12 @@
-"""The scheduler in a process of its own, as SGLang runs its Scheduler apart from the HTTP server
-(0.5.23 ``srt/entrypoints/engine.py`` ``_launch_subprocesses``: the scheduler processes are
-started with ``mp.Process``, the tokenizer manager stays in the server's process, and they speak
-over ZMQ sockets). Here one ``spawn``-ed process loads the models, builds the :class:`Engine` and
-runs its scheduler thread; the server's process keeps the HTTP stack and the tokenizer and talks
-to it over a ``multiprocessing`` pipe.
+"""The scheduler in a process of its own, as SGLang runs its Scheduler apart from the HTTP server.
+SGLang 0.5.23: ``srt/entrypoints/engine.py`` ``_launch_subprocesses`` starts each scheduler with
+``mp.Process`` (line 956) under the ``spawn`` start method (line 1995); the scheduler sends its
+start-up information back over a pipe (``managers/scheduler.py:6365``); the tokenizer manager
+stays in the server's process and exchanges requests with it over ZMQ sockets; a scheduler that
+fails sends its parent SIGQUIT (``scheduler.py:6373``), whose handler kills the whole process tree
+(``managers/tokenizer_manager.py:4074-4082``). Here one ``spawn``-ed process loads the models,
+builds the :class:`Engine` and runs its scheduler thread; the server's process keeps the HTTP
+stack and the tokenizer and talks to it over a ``multiprocessing`` pipe.
 
 Why a process and not a thread: the server's request path (routing, validation, tokenising, the
 JSON answer) and the forwards would otherwise share one interpreter lock. A batched speculative
@@ -63,7 +66,7 @@ logger = logging.getLogger("specguard.runtime")
 TINY_MODEL_PARAMS = 50_000_000
 #: what the server may ask the scheduler process for (``SchedulerClient.call``; its pipe reader answers)
 CALLS = ("stats", "metrics")
-#: how long a call waits for its reply before the route answers 503
+#: how long a call waits for its reply before the route fails (HTTP 500)
 CALL_TIMEOUT_S = 20.0
 
 
