@@ -84,6 +84,8 @@ def main() -> int:
         "--code", type=Path, help="another checkout of specguard: its servers run beside this one's, levels alternating"
     )
     opts = parser.parse_args()
+    if opts.code is not None and not (opts.code / "specguard" / "runtime" / "__main__.py").is_file():
+        parser.error(f"--code {opts.code}: not a checkout of specguard (no specguard/runtime/__main__.py there)")
 
     from specguard.runtime.tiny import ensure_tiny_eagle3, ensure_tiny_pair
 
