@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
@@ -12,13 +12,13 @@ from specguard.rules.base import (
     FixAvailability,
     Rule,
     RuleDocs,
-    fix_of,
 )
 from specguard.rules.hybrid._hybrid import (
-    STRATEGY_FLAGS,
+    extra_buffer_fix,
     is_mamba_radix_target,
     mamba_strategy,
     strategy_flag,
+    typed_strategy_flags,
 )
 from specguard.sglang_facts.changes import MAMBA_RADIX_STRATEGY_FLAG
 
@@ -43,9 +43,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if not lazy_refused_at_start(ctx):
         return
     flag = strategy_flag(ctx)
-    typed = next(
-        item.flag for item in reversed(ctx.spec.items) if item.flag in STRATEGY_FLAGS
-    )
     arch = ctx.target.architecture  # type: ignore[union-attr]
     said = (
         "extra_buffer_lazy unsupported with spec."
@@ -59,14 +56,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f'the arguments (AssertionError "{said}"). Use {flag} extra_buffer, or SGLang 0.5.17 or later, which '
         "tracks the lazy buffer through verify",
         flags=(
-            *(f for f in STRATEGY_FLAGS if ctx.spec.has(f)),
+            *typed_strategy_flags(ctx),
             "--speculative-num-draft-tokens",
         ),
-        fix=fix_of(
-            "track mamba state with extra_buffer",
-            Applicability.UNSAFE,
-            Edit(name=typed, value="extra_buffer"),
-        ),
+        fix=extra_buffer_fix(ctx),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.attention.backends import SGLANG_DIALECTS
 from specguard.rules.base import (
     CheckContext,
@@ -12,13 +12,13 @@ from specguard.rules.base import (
     FixAvailability,
     Rule,
     RuleDocs,
-    fix_of,
 )
 from specguard.rules.hybrid._hybrid import (
     EXTRA_BUFFER_AUTO_ARCHITECTURES,
-    STRATEGY_FLAGS,
+    extra_buffer_fix,
     mamba_strategy,
     strategy_flag,
+    typed_strategy_flags,
 )
 
 # What 0.5.17 asserts (server_args.py:5599-5605):
@@ -51,9 +51,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     ):
         return
     flag = strategy_flag(ctx)
-    typed = next(
-        item.flag for item in reversed(ctx.spec.items) if item.flag in STRATEGY_FLAGS
-    )
     arch = ctx.target.architecture  # type: ignore[union-attr]
     yield RULE.finding(
         f"{flag} extra_buffer_lazy with DFLASH on {arch} in SGLang {ctx.version}: the mamba radix-cache check "
@@ -61,14 +58,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         f'--mamba-radix-cache-strategy extra_buffer."). Use {flag} extra_buffer, or SGLang 0.5.18 or later, whose '
         "DFLASH verify tracks the lazy buffer",
         flags=(
-            *(f for f in STRATEGY_FLAGS if ctx.spec.has(f)),
+            *typed_strategy_flags(ctx),
             "--speculative-algorithm",
         ),
-        fix=fix_of(
-            "track mamba state with extra_buffer",
-            Applicability.UNSAFE,
-            Edit(name=typed, value="extra_buffer"),
-        ),
+        fix=extra_buffer_fix(ctx),
     )
 
 

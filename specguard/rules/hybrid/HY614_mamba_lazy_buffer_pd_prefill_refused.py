@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specguard.models import Applicability, Category, Edit, Finding, Severity
+from specguard.models import Category, Finding, Severity
 from specguard.rules.base import (
     SGLANG_DIALECTS,
     CheckContext,
@@ -12,13 +12,13 @@ from specguard.rules.base import (
     FixAvailability,
     Rule,
     RuleDocs,
-    fix_of,
 )
 from specguard.rules.hybrid._hybrid import (
     EXTRA_BUFFER_AUTO_ARCHITECTURES,
-    STRATEGY_FLAGS,
+    extra_buffer_fix,
     mamba_strategy,
     strategy_flag,
+    typed_strategy_flags,
 )
 from specguard.sglang_facts.changes import Change
 
@@ -60,23 +60,16 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     ):
         return
     flag = strategy_flag(ctx)
-    typed = next(
-        item.flag for item in reversed(ctx.spec.items) if item.flag in STRATEGY_FLAGS
-    )
     yield RULE.finding(
         f"{flag} extra_buffer_lazy on the PD prefill server ({ctx.flag('--disaggregation-mode')} prefill) in SGLang "
         f"{ctx.version}: the mamba radix-cache check refuses it while parsing the arguments (AssertionError "
         '"extra_buffer_lazy unsupported under PD disaggregation; use --mamba-radix-cache-strategy extra_buffer."), '
         f"with or without speculation. Use {flag} extra_buffer",
         flags=(
-            *(f for f in STRATEGY_FLAGS if ctx.spec.has(f)),
+            *typed_strategy_flags(ctx),
             "--disaggregation-mode",
         ),
-        fix=fix_of(
-            "track mamba state with extra_buffer",
-            Applicability.UNSAFE,
-            Edit(name=typed, value="extra_buffer"),
-        ),
+        fix=extra_buffer_fix(ctx),
     )
 
 

@@ -3,7 +3,8 @@ sliding-window attention, read from SGLang's own architecture tables."""
 
 from __future__ import annotations
 
-from specguard.rules.base import CheckContext
+from specguard.models import Applicability, Edit, Fix
+from specguard.rules.base import CheckContext, fix_of
 from specguard.sglang_facts.changes import (
     MAMBA_AUTO_EXTRA_BUFFER,
     MAMBA_RADIX_STRATEGY_FLAG,
@@ -45,6 +46,17 @@ def strategy_flag(ctx: CheckContext) -> str:
         if item.flag in STRATEGY_FLAGS:
             return ctx.flag(item.flag)
     return ctx.flag(STRATEGY_FLAGS[0] if MAMBA_RADIX_STRATEGY_FLAG.present_in(ctx.version) else STRATEGY_FLAGS[1])
+
+
+def typed_strategy_flags(ctx: CheckContext) -> tuple[str, ...]:
+    """The strategy flags the launch types (either spelling), for a finding's ``flags``."""
+    return tuple(flag for flag in STRATEGY_FLAGS if ctx.spec.has(flag))
+
+
+def extra_buffer_fix(ctx: CheckContext) -> Fix:
+    """The fix of a refused extra_buffer_lazy: the strategy flag typed last set to extra_buffer."""
+    typed = next(item.flag for item in reversed(ctx.spec.items) if item.flag in STRATEGY_FLAGS)
+    return fix_of("track mamba state with extra_buffer", Applicability.UNSAFE, Edit(name=typed, value="extra_buffer"))
 
 
 def is_mamba_radix_target(ctx: CheckContext) -> bool:
